@@ -1,0 +1,99 @@
+"""How much slower is ``biotok compare --corpus`` than the raw ``encode_batch`` it relies on?
+
+Runs, in one process and on the same in-memory lines, (a) the raw tokenizers' ``encode_batch``
+for every tokenizer, batch by batch, and (b) biotok's full fragmentation measurement
+(:func:`biotok.metrics.compare`: biotok word spans + encode_batch + piece/word counting).
+Each side runs ``--runs`` times, interleaved; the ratio of minimum (and median) times is printed
+and written with the setup to a JSON file. Goal: ratio <= 1.2.
+
+    python benchmarks/compare_speed.py --tokenizers-dir ../shared/data/tokenizers
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+DEFAULT_CORPUS = HERE.parent.parent / "shared" / "data" / "corpora" / "e3c-fr" / "layer3_fr_pamj_ccby.jsonl.xz"
+SAMPLE = HERE.parent / "corpora" / "sample" / "e3c_pamj_fr.txt"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--corpus", default=str(DEFAULT_CORPUS if DEFAULT_CORPUS.exists() else SAMPLE))
+    ap.add_argument("--field", default=None)
+    ap.add_argument("--tokenizers", nargs="+", default=["camemberta", "camembertv2", "barthez"])
+    ap.add_argument("--tokenizers-dir", default=os.environ.get("BIOTOK_TOKENIZERS_DIR"))
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--max-lines", type=int, default=None)
+    ap.add_argument("--batch-size", type=int, default=2000)
+    ap.add_argument("--out", default=str(HERE / "results" / "compare_speed.json"))
+    args = ap.parse_args(argv)
+    if args.runs < 3:
+        ap.error("--runs must be >= 3 (min and median need several runs)")
+
+    import tokenizers
+
+    from biotok.corpus import iter_lines
+    from biotok.metrics import compare
+    from biotok.tokenizer import load
+
+    toks = [load(t, tokenizers_dir=args.tokenizers_dir) for t in args.tokenizers]
+    lines = list(iter_lines([args.corpus], args.field))
+    if args.max_lines:
+        lines = lines[: args.max_lines]
+    batches = [lines[i : i + args.batch_size] for i in range(0, len(lines), args.batch_size)]
+
+    def raw() -> None:
+        for batch in batches:
+            for t in toks:
+                t.backend.encode_batch(batch, add_special_tokens=False)
+
+    def biotok_metrics() -> None:
+        compare(toks, lines, batch_size=args.batch_size)
+
+    raw()  # warm-up: thread pool, caches
+    times: dict[str, list[float]] = {"raw_encode_batch": [], "biotok_metrics": []}
+    for _ in range(args.runs):
+        for name, fn in (("raw_encode_batch", raw), ("biotok_metrics", biotok_metrics)):
+            t0 = time.perf_counter()
+            fn()
+            times[name].append(time.perf_counter() - t0)
+    r_min = min(times["biotok_metrics"]) / min(times["raw_encode_batch"])
+    r_med = statistics.median(times["biotok_metrics"]) / statistics.median(times["raw_encode_batch"])
+    result = {
+        "corpus": args.corpus,
+        "lines": len(lines),
+        "characters": sum(map(len, lines)),
+        "tokenizers": [t.name for t in toks],
+        "batch_size": args.batch_size,
+        "runs": args.runs,
+        "times_s": times,
+        "ratio_min": r_min,
+        "ratio_median": r_med,
+        "goal": 1.2,
+        "tokenizers_version": tokenizers.__version__,
+        "python": sys.version.split()[0],
+        "machine": platform.machine(),
+        "cpus": os.cpu_count(),
+    }
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    print(f"{len(lines):,} lines, {result['characters']:,} chars, tokenizers: {', '.join(result['tokenizers'])}")
+    for name, ts in times.items():
+        print(f"  {name:17s} min {min(ts):.3f}s  median {statistics.median(ts):.3f}s")
+    print(f"biotok metrics / raw encode_batch: {r_min:.3f} (min), {r_med:.3f} (median); goal <= 1.2")
+    print(f"written to {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,84 @@
+"""SentencePiece Unigram and BPE, trained from word counts.
+
+biotok normalizes and counts words in one streaming pass, writes ``word<TAB>count`` and lets
+SentencePiece train from that TSV (its ``input_format=tsv``): memory grows with distinct words,
+not corpus size. SentencePiece's own normalization is off (``identity``) because the text is
+already normalized; the saved tokenizer.json carries biotok's normalizer, and the ``spm.model``
+beside it expects normalized input.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import tempfile
+from typing import Callable, Iterator
+
+from biotok.backends.base import Trained, finish
+from biotok.config import TrainConfig
+from biotok.corpus import count_words, write_counts
+from biotok.errors import ConfigError, TrainingError
+from biotok.normalize import build_normalizer
+from biotok.spm_convert import spm_to_tokenizer
+
+# Fixed so that the same corpus gives the same model on any machine (EM sums per thread).
+SPM_THREADS = 4
+
+
+def _normalized(open_lines: Callable[[], Iterator[str]], cfg: TrainConfig) -> Iterator[str]:
+    normalizer = build_normalizer(cfg.normalize)
+    for line in open_lines():
+        yield normalizer.normalize_str(line) if normalizer is not None else line
+
+
+def train_spm(
+    open_lines: Callable[[], Iterator[str]], cfg: TrainConfig, progress: bool = False
+) -> Trained:
+    """Train ``spm-unigram`` or ``spm-bpe`` with the sentencepiece library."""
+    import sentencepiece as spm
+
+    counts = count_words(_normalized(open_lines, cfg))
+    specials = cfg.specials
+    model = io.BytesIO()
+    with tempfile.TemporaryDirectory(prefix="biotok-spm-") as tmp:
+        tsv = os.path.join(tmp, "counts.tsv")
+        with open(tsv, "w", encoding="utf-8") as f:
+            write_counts(counts, f)
+        spm.set_random_generator_seed(cfg.seed)
+        try:
+            spm.SentencePieceTrainer.train(
+                input=tsv,
+                input_format="tsv",
+                model_writer=model,
+                model_type=cfg.algo.removeprefix("spm-"),
+                vocab_size=cfg.vocab_size,
+                character_coverage=cfg.character_coverage,
+                max_sentencepiece_length=cfg.max_piece_length,
+                normalization_rule_name="identity",
+                add_dummy_prefix=True,
+                remove_extra_whitespaces=False,
+                split_digits=False,
+                bos_id=0,
+                pad_id=1,
+                eos_id=2,
+                unk_id=3,
+                bos_piece=specials.bos,
+                pad_piece=specials.pad,
+                eos_piece=specials.eos,
+                unk_piece=specials.unk,
+                user_defined_symbols=[specials.mask],
+                num_threads=SPM_THREADS,
+                minloglevel=0 if progress else 2,
+            )
+        except RuntimeError as e:
+            msg = str(e).strip().splitlines()[-1] if str(e).strip() else repr(e)
+            if "vocab" in msg.lower():
+                raise ConfigError(f"sentencepiece refused vocab size {cfg.vocab_size}: {msg}") from None
+            raise TrainingError(f"sentencepiece training failed: {msg}") from None
+    data = model.getvalue()
+    tok = spm_to_tokenizer(data, normalizer=build_normalizer(cfg.normalize))
+    return Trained(
+        finish(tok, specials),
+        extra_files={"spm.model": data},
+        notes={"distinct_words": len(counts), "spm_threads": SPM_THREADS},
+    )

@@ -1,0 +1,388 @@
+"""Fragmentation metrics: how many pieces each tokenizer spends on the same words.
+
+Words are defined once, by biotok's own pre-tokenization (:func:`biotok.normalize.words`:
+normalize with punctuation spacing, then split on whitespace), so every tokenizer is measured
+on identical units. Each tokenizer encodes the *raw* line with its own normalization
+(``encode_batch``); every piece is assigned to the biotok word holding its first character
+(a piece starting between words, such as a lone '▁', goes to the next word of its line).
+
+Counting (:class:`PieceCounter`) is vectorized with numpy over whole batches; the metrics
+themselves are pure functions of the counts (:class:`Counts` -> :class:`Fragmentation`).
+The formulas are in docs/compare.md.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from itertools import chain, islice
+from typing import Iterable, Iterator, Mapping, Sequence
+
+import numpy as np
+
+from biotok.config import NormalizeConfig
+from biotok.errors import ConfigError
+from biotok.tokenizer import BiotokTokenizer
+
+RENYI_ALPHA = 2.5  # Zouhar et al. (2023), "Tokenization and the noiseless channel"
+_GUARD = "[\\p{P}\\p{Sm}\\p{Sc}]"  # punctuation, math symbols, currency
+
+
+# --- pure maths on counts ------------------------------------------------------------------
+def ratio(num: float, den: float) -> float:
+    """num / den, NaN when den is 0 (a metric that is undefined, never a fake 0)."""
+    return num / den if den else float("nan")
+
+
+def renyi_entropy(freqs: Iterable[int], alpha: float = RENYI_ALPHA) -> float:
+    """Rényi entropy (nats) of the unigram distribution given by token frequencies."""
+    f = np.asarray([x for x in freqs if x > 0], dtype=np.float64)
+    if f.size == 0:
+        return float("nan")
+    p = f / f.sum()
+    if alpha == 1.0:
+        return float(-(p * np.log(p)).sum())
+    return float(np.log((p**alpha).sum()) / (1.0 - alpha))
+
+
+def renyi_efficiency(freqs: Iterable[int], vocab_size: int, alpha: float = RENYI_ALPHA) -> float:
+    """H_alpha(p) / log |V|: 1 when the vocabulary is used uniformly, near 0 when a few pieces dominate."""
+    if vocab_size <= 1:
+        return float("nan")
+    return renyi_entropy(freqs, alpha) / math.log(vocab_size)
+
+
+@dataclass(frozen=True)
+class Counts:
+    """Raw counts of one tokenizer over a corpus; every metric is a function of these."""
+
+    name: str
+    vocab_size: int
+    lines: int
+    words: int  # biotok words
+    chars: int  # characters inside biotok words (raw text)
+    pieces: int  # all pieces of all lines (sequence length, specials excluded)
+    pieces_in_words: int  # pieces assigned to a biotok word
+    split_words: int  # words of 2+ pieces
+    pieces_in_split_words: int
+    unk: int
+    pieces_per_word: Mapping[int, int]  # k -> number of words made of k pieces
+    sequence_lengths: Mapping[int, int]  # n -> number of lines of n pieces
+    piece_freqs: Mapping[int, int] = field(repr=False)  # id -> occurrences
+
+
+@dataclass(frozen=True)
+class Fragmentation:
+    """The fragmentation metrics of one tokenizer on one corpus (see docs/compare.md)."""
+
+    name: str
+    vocab_size: int
+    lines: int
+    words: int
+    pieces: int
+    fertility: float  # pieces per word
+    split_share: float  # share of words cut into 2+ pieces
+    pieces_per_split_word: float
+    unk_rate: float  # UNK pieces / pieces
+    chars_per_piece: float
+    utilization: float  # share of the vocabulary seen at least once
+    renyi_efficiency: float
+    mean_sequence_length: float  # pieces per line
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def fragmentation_from_counts(c: Counts, alpha: float = RENYI_ALPHA) -> Fragmentation:
+    """All metrics from counts: pure arithmetic, no tokenizer involved."""
+    return Fragmentation(
+        name=c.name,
+        vocab_size=c.vocab_size,
+        lines=c.lines,
+        words=c.words,
+        pieces=c.pieces,
+        fertility=ratio(c.pieces_in_words, c.words),
+        split_share=ratio(c.split_words, c.words),
+        pieces_per_split_word=ratio(c.pieces_in_split_words, c.split_words),
+        unk_rate=ratio(c.unk, c.pieces),
+        chars_per_piece=ratio(c.chars, c.pieces_in_words),
+        utilization=ratio(len(c.piece_freqs), c.vocab_size),
+        renyi_efficiency=renyi_efficiency(c.piece_freqs.values(), c.vocab_size, alpha),
+        mean_sequence_length=ratio(c.pieces, c.lines),
+    )
+
+
+# --- biotok words on the raw text -----------------------------------------------------------------
+class WordSplitter:
+    """biotok's word segmentation as character spans of the raw line (via a tokenizers pipeline)."""
+
+    def __init__(self, config: NormalizeConfig | None = None) -> None:
+        from dataclasses import replace
+
+        from tokenizers import Regex, Tokenizer, models, normalizers, pre_tokenizers
+
+        from biotok.normalize import SPACING_PATTERN, build_normalizer
+
+        cfg = config or NormalizeConfig()
+        tok = Tokenizer(models.WordLevel({"[W]": 0}, unk_token="[W]"))
+        steps = []
+        base = build_normalizer(replace(cfg, space_punctuation=False))
+        if base is not None:
+            steps.append(base)
+        if cfg.space_punctuation:
+            # Same rules, 7x faster: every spacing rule sits next to a punctuation/symbol
+            # character, so a cheap guard skips the 17 look-arounds everywhere else.
+            steps.append(normalizers.Replace(Regex(f"(?:(?<={_GUARD})|(?={_GUARD}))(?:{SPACING_PATTERN})"), " "))
+        if steps:
+            tok.normalizer = normalizers.Sequence(steps)
+        tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+        self._tok = tok
+
+    def spans(self, lines: Sequence[str]) -> list[list[tuple[int, int]]]:
+        return [e.offsets for e in self._tok.encode_batch(list(lines), add_special_tokens=False)]
+
+
+# --- counting -----------------------------------------------------------------------------------
+def _flat_starts(offsets_per_line: Sequence[Sequence[tuple[int, int]]]) -> tuple[np.ndarray, np.ndarray]:
+    """(start of every span, line index of every span) for a batch, as flat arrays."""
+    lens = np.fromiter((len(o) for o in offsets_per_line), dtype=np.int64, count=len(offsets_per_line))
+    flat = np.fromiter(chain.from_iterable(chain.from_iterable(offsets_per_line)), dtype=np.int64,
+                       count=2 * int(lens.sum()))
+    return flat.reshape(-1, 2), np.repeat(np.arange(len(lens), dtype=np.int64), lens)
+
+
+def assign_pieces(
+    piece_starts: np.ndarray, piece_lines: np.ndarray, word_spans: np.ndarray, word_lines: np.ndarray,
+    line_base: np.ndarray,
+) -> np.ndarray:
+    """Word index of each piece: the first word of its line ending after the piece's start
+    (or the line's last word); -1 when its line has no word."""
+    n_words = len(word_lines)
+    if n_words == 0:
+        return np.full(len(piece_starts), -1, dtype=np.int64)
+    g_end = word_spans[:, 1] + line_base[word_lines]
+    g_start = piece_starts + line_base[piece_lines]
+    idx = np.searchsorted(g_end, g_start, side="right")
+    idx_c = np.minimum(idx, n_words - 1)
+    ok = word_lines[idx_c] == piece_lines
+    prev = np.maximum(idx - 1, 0)
+    ok_prev = (~ok) & (idx > 0) & (word_lines[prev] == piece_lines)
+    return np.where(ok, idx_c, np.where(ok_prev, prev, -1))
+
+
+class PieceCounter:
+    """Accumulates :class:`Counts` for one tokenizer, batch by batch."""
+
+    def __init__(self, tokenizer: BiotokTokenizer) -> None:
+        self.tokenizer = tokenizer
+        self.vocab_size = tokenizer.vocab_size
+        self.unk_id = tokenizer.unk_id
+        self.special_ids = np.asarray(sorted(tokenizer.special_ids - ({self.unk_id} if self.unk_id is not None else set())), dtype=np.int64)
+        self.lines = self.words = self.chars = 0
+        self.pieces = self.pieces_in_words = self.split_words = self.pieces_in_split_words = self.unk = 0
+        self.ppw = np.zeros(64, dtype=np.int64)
+        self.seq: dict[int, int] = {}
+        self.freqs = np.zeros(self.vocab_size + 1, dtype=np.int64)
+
+    def add(self, lines: Sequence[str], word_spans: np.ndarray, word_lines: np.ndarray, line_base: np.ndarray) -> None:
+        encs = self.tokenizer.backend.encode_batch(list(lines), add_special_tokens=False)
+        ids = np.fromiter(chain.from_iterable(e.ids for e in encs), dtype=np.int64)
+        spans, piece_lines = _flat_starts([e.offsets for e in encs])
+        if self.special_ids.size and ids.size:
+            keep = ~np.isin(ids, self.special_ids)
+            ids, spans, piece_lines = ids[keep], spans[keep], piece_lines[keep]
+        n_lines = len(lines)
+        n_words = len(word_lines)
+        word_of = assign_pieces(spans[:, 0] if ids.size else np.zeros(0, np.int64), piece_lines, word_spans, word_lines, line_base)
+        per_word = np.bincount(word_of[word_of >= 0], minlength=n_words) if n_words else np.zeros(0, np.int64)
+        self.lines += n_lines
+        self.words += n_words
+        self.chars += int((word_spans[:, 1] - word_spans[:, 0]).sum()) if n_words else 0
+        self.pieces += int(ids.size)
+        self.pieces_in_words += int(per_word.sum())
+        split = per_word >= 2
+        self.split_words += int(split.sum())
+        self.pieces_in_split_words += int(per_word[split].sum())
+        if self.unk_id is not None:
+            self.unk += int((ids == self.unk_id).sum())
+        hist = np.bincount(per_word)
+        if hist.size > self.ppw.size:
+            self.ppw = np.pad(self.ppw, (0, hist.size - self.ppw.size))
+        self.ppw[: hist.size] += hist
+        for n, c in zip(*np.unique(np.bincount(piece_lines, minlength=n_lines), return_counts=True)):
+            self.seq[int(n)] = self.seq.get(int(n), 0) + int(c)
+        if ids.size:
+            top = int(ids.max())
+            if top >= self.freqs.size:
+                self.freqs = np.pad(self.freqs, (0, top + 1 - self.freqs.size))
+            self.freqs += np.bincount(ids, minlength=self.freqs.size)
+
+    def counts(self) -> Counts:
+        nz = np.nonzero(self.freqs)[0]
+        return Counts(
+            name=self.tokenizer.name,
+            vocab_size=self.vocab_size,
+            lines=self.lines,
+            words=self.words,
+            chars=self.chars,
+            pieces=self.pieces,
+            pieces_in_words=self.pieces_in_words,
+            split_words=self.split_words,
+            pieces_in_split_words=self.pieces_in_split_words,
+            unk=self.unk,
+            pieces_per_word={int(k): int(v) for k, v in enumerate(self.ppw) if v},
+            sequence_lengths=dict(sorted(self.seq.items())),
+            piece_freqs={int(i): int(self.freqs[i]) for i in nz},
+        )
+
+
+def _batches(lines: Iterable[str], size: int) -> Iterator[list[str]]:
+    it = iter(lines)
+    while batch := list(islice(it, size)):
+        yield batch
+
+
+def word_arrays(spans: list[list[tuple[int, int]]], lines: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Flat word spans, their line index, and each line's offset in the concatenated batch."""
+    word_spans, word_lines = _flat_starts(spans)
+    lengths = np.fromiter((len(l) + 1 for l in lines), dtype=np.int64, count=len(lines))
+    line_base = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
+    return word_spans, word_lines, line_base
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Fragmentation of several tokenizers on the same corpus (the first one is the reference)."""
+
+    results: tuple[Fragmentation, ...]
+    counts: tuple[Counts, ...] = field(repr=False)
+    relative_length: tuple[float, ...]  # total pieces / total pieces of the first tokenizer
+
+    def as_dict(self) -> dict:
+        return {
+            "tokenizers": [
+                {**r.as_dict(), "relative_length": rel,
+                 "pieces_per_word_hist": dict(c.pieces_per_word),
+                 "sequence_length_hist": dict(c.sequence_lengths)}
+                for r, c, rel in zip(self.results, self.counts, self.relative_length)
+            ]
+        }
+
+
+def count(
+    tokenizers: Sequence[BiotokTokenizer],
+    lines: Iterable[str],
+    *,
+    batch_size: int = 2000,
+    progress: bool = False,
+    normalize_config: NormalizeConfig | None = None,
+    max_lines: int | None = None,
+) -> tuple[Counts, ...]:
+    """Stream the corpus once, in batches, and count pieces for every tokenizer."""
+    if not tokenizers:
+        raise ConfigError("no tokenizer to measure")
+    if batch_size < 1:
+        raise ConfigError(f"batch size must be >= 1, not {batch_size}")
+    splitter = WordSplitter(normalize_config)
+    counters = [PieceCounter(t) for t in tokenizers]
+    if max_lines is not None:
+        lines = islice(lines, max_lines)
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(unit=" lines", desc="measuring", total=max_lines, leave=False)
+    for batch in _batches(lines, batch_size):
+        ws, wl, base = word_arrays(splitter.spans(batch), batch)
+        for c in counters:
+            c.add(batch, ws, wl, base)
+        if bar is not None:
+            bar.update(len(batch))
+    if bar is not None:
+        bar.close()
+    return tuple(c.counts() for c in counters)
+
+
+def compare(tokenizers: Sequence[BiotokTokenizer], lines: Iterable[str], **kwargs) -> Comparison:
+    """Fragmentation of every tokenizer on the same lines; sequence length relative to the first."""
+    counts = count(tokenizers, lines, **kwargs)
+    results = tuple(fragmentation_from_counts(c) for c in counts)
+    ref = counts[0].pieces
+    return Comparison(results=results, counts=counts, relative_length=tuple(ratio(c.pieces, ref) for c in counts))
+
+
+def fragmentation(tokenizer: BiotokTokenizer, lines: Iterable[str], **kwargs) -> Fragmentation:
+    """Fragmentation metrics of one tokenizer on a stream of lines."""
+    return compare([tokenizer], lines, **kwargs).results[0]
+
+
+# --- term segmentation table (the PubMedBERT paper's Table 1) ------------------------------------
+@dataclass(frozen=True)
+class TermRow:
+    """One term: its category and, per tokenizer, its pieces (raw) and their surface spellings."""
+
+    term: str
+    category: str
+    pieces: tuple[tuple[str, ...], ...]
+    surfaces: tuple[tuple[str, ...], ...]
+
+    def cell(self, i: int) -> str:
+        """'✓' when the term is one piece, else the surface pieces joined by '-'."""
+        return "✓" if len(self.pieces[i]) == 1 else "-".join(self.surfaces[i])
+
+
+@dataclass(frozen=True)
+class TermTable:
+    names: tuple[str, ...]
+    rows: tuple[TermRow, ...]
+
+    def one_piece_share(self, i: int) -> float:
+        return ratio(sum(len(r.pieces[i]) == 1 for r in self.rows), len(self.rows))
+
+    def mean_pieces(self, i: int) -> float:
+        return ratio(sum(len(r.pieces[i]) for r in self.rows), len(self.rows))
+
+    def as_dict(self) -> dict:
+        return {
+            "tokenizers": list(self.names),
+            "terms": [
+                {"term": r.term, "category": r.category,
+                 "segmentations": {n: {"pieces": list(p), "cell": r.cell(i)}
+                                   for i, (n, p) in enumerate(zip(self.names, r.pieces))}}
+                for r in self.rows
+            ],
+            "one_piece_share": {n: self.one_piece_share(i) for i, n in enumerate(self.names)},
+            "mean_pieces": {n: self.mean_pieces(i) for i, n in enumerate(self.names)},
+        }
+
+
+def read_terms(lines: Iterable[str]) -> list[tuple[str, str]]:
+    """(term, category) pairs from 'term[TAB category]' lines; '#' comments and blanks skipped."""
+    out = []
+    for line in lines:
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        term, _, cat = line.rstrip("\n").partition("\t")
+        out.append((term.strip(), cat.strip()))
+    return out
+
+
+def _surface(term: str, piece: str, span: tuple[int, int]) -> str:
+    a, b = span
+    return term[a:b] if b > a else piece
+
+
+def segment_terms(tokenizers: Sequence[BiotokTokenizer], terms: Sequence[tuple[str, str]]) -> TermTable:
+    """Segment each term alone with every tokenizer (no special tokens)."""
+    texts = [t for t, _ in terms]
+    per_tok = [tok.backend.encode_batch(texts, add_special_tokens=False) for tok in tokenizers]
+    rows = []
+    for j, (term, cat) in enumerate(terms):
+        encs = [encs[j] for encs in per_tok]
+        rows.append(TermRow(
+            term=term,
+            category=cat,
+            pieces=tuple(tuple(e.tokens) for e in encs),
+            surfaces=tuple(tuple(_surface(term, p, s) for p, s in zip(e.tokens, e.offsets)) for e in encs),
+        ))
+    return TermTable(names=tuple(t.name for t in tokenizers), rows=tuple(rows))

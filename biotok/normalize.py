@@ -1,0 +1,168 @@
+"""French biomedical normalization: one spec, two executions.
+
+:func:`normalize` is the readable pure-Python reference; :func:`build_normalizer` builds the
+equivalent ``tokenizers.normalizers.Sequence`` that is saved inside tokenizer.json, so a model
+loaded with ``transformers.AutoTokenizer`` normalizes exactly like biotok without importing it.
+Both are generated from the same rule table below; a property test holds them equal.
+The rules, with examples, are in docs/normalization.md.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from dataclasses import dataclass
+from functools import lru_cache
+
+import regex
+
+from biotok.config import NormalizeConfig
+
+# --- 1. characters removed: C0/C1 controls (but tab, LF, CR), zero-width, BOM, soft hyphen --
+CONTROL = "[\\x00-\\x08\\x0b\\x0c\\x0e-\\x1f\\u007f-\\u009f\\u00ad\\u200b-\\u200f\\u2060-\\u2064\\ufeff]"
+
+# --- 1b. before NFKC: mark digit exponents, so "10⁹/L" becomes "10^9/L" and not "109/L" ----
+EXPONENT = "(?<=[0-9])(?=[\\u2070\\u00b9\\u00b2\\u00b3\\u2074-\\u207b])"
+
+# --- 2. typographic folds: (pattern, replacement), applied in this order --------------------
+FOLDS: tuple[tuple[str, str], ...] = (
+    # no-break, thin, narrow no-break (French "; : ! ?"), ideographic and other spaces; line/para sep
+    ("[\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]", " "),
+    # apostrophes: right/left single quote, modifier letter apostrophe, reversed, prime, acute
+    ("[\\u2018\\u2019\\u201a\\u201b\\u02bc\\u2032\\u00b4\\uff07]", "'"),
+    # double quotes: guillemets, curly quotes, low-9, double prime
+    ("[\\u00ab\\u00bb\\u201c\\u201d\\u201e\\u201f\\u2033\\uff02]", '"'),
+    # hyphens and dashes, minus sign
+    ("[\\u2010-\\u2015\\u2212\\ufe58\\ufe63\\uff0d]", "-"),
+)
+
+# --- 3. punctuation spacing: zero-width positions where one space is inserted --------------
+_NS = "[^ \\t\\n\\r]"  # a non-space character (other spaces were folded to ' ' before)
+_PUNCT = "[\\p{P}\\p{Sm}\\p{Sc}]"  # punctuation, math symbols (+ = < > ± ×), currency
+_PROTECTABLE = "[.,'/\\-]"  # punctuation that may stay glued inside a token
+_ALNUM = "[\\p{L}\\p{N}]"
+_ELIDED_1 = "[cdjlmnstCDJLMNST]"  # l' d' j' m' n' s' t' c'
+_ELIDED_QU = "[qQ][uU]"  # qu'
+_ELIDED_LONG = (  # jusqu' lorsqu' puisqu' quoiqu' presqu'
+    "[jJ][uU][sS][qQ][uU]|[lL][oO][rR][sS][qQ][uU]|[pP][uU][iI][sS][qQ][uU]"
+    "|[qQ][uU][oO][iI][qQ][uU]|[pP][rR][eE][sS][qQ][uU]"
+)
+# lookbehinds take top-level alternatives of different lengths, not groups: repeat the "'"
+_ELIDED_LONG_APOS = "|".join(f"{w}'" for w in _ELIDED_LONG.split("|"))
+
+SPACING_RULES: tuple[tuple[str, str], ...] = (
+    # (name, zero-width pattern): a space goes at every position that one of them matches
+    ("after punctuation", f"(?<={_PUNCT})(?<!{_PROTECTABLE})(?={_NS})"),
+    ("before punctuation", f"(?<={_NS})(?={_PUNCT})(?!{_PROTECTABLE})"),
+    ("after . , unless a decimal", f"(?<=[.,])(?<![0-9][.,])(?={_NS})"),
+    ("after . , of a digit, before a non-digit", f"(?<=[0-9][.,])(?=[^ \\t\\n\\r0-9])"),
+    ("before . , after a non-digit", f"(?<=[^ \\t\\n\\r0-9])(?=[.,])"),
+    ("before . , after a digit unless a digit follows", "(?<=[0-9])(?=[.,](?![0-9]))"),
+    ("after - / unless inside a term", f"(?<=[\\-/])(?<!{_ALNUM}[\\-/])(?={_NS})"),
+    ("after - / of a term, before a non-alnum", f"(?<={_ALNUM}[\\-/])(?=[^ \\t\\n\\r\\p{{L}}\\p{{N}}])"),
+    ("before - / after a non-alnum", "(?<=[^ \\t\\n\\r\\p{L}\\p{N}])(?=[\\-/])"),
+    ("before - / unless inside a term", f"(?<={_ALNUM})(?=[\\-/](?!{_ALNUM}))"),
+    ("after a quote-like apostrophe", f"(?<=')(?<!\\p{{L}}')(?={_NS})"),
+    ("after a letter's apostrophe, before a non-letter", "(?<=\\p{L}')(?=[^ \\t\\n\\r\\p{L}])"),
+    ("after an elided article/pronoun", f"(?<={_ELIDED_1}')(?<!\\p{{L}}{_ELIDED_1}')(?={_NS})"),
+    ("after elided qu'", f"(?<={_ELIDED_QU}')(?<!\\p{{L}}{_ELIDED_QU}')(?={_NS})"),
+    ("after jusqu' lorsqu' puisqu' quoiqu' presqu'", f"(?<={_ELIDED_LONG_APOS})(?={_NS})"),
+    ("before an apostrophe after a non-letter", "(?<=[^ \\t\\n\\r\\p{L}])(?=')"),
+    (
+        "before an apostrophe not followed by a letter, unless elided",
+        f"(?<=\\p{{L}})(?:(?<!{_ELIDED_1})|(?<=\\p{{L}}{_ELIDED_1}))"
+        f"(?:(?<!{_ELIDED_QU})|(?<=\\p{{L}}{_ELIDED_QU}))(?<!{_ELIDED_LONG})(?='(?!\\p{{L}}))",
+    ),
+)
+SPACING_PATTERN = "|".join(p for _, p in SPACING_RULES)
+
+
+@dataclass(frozen=True)
+class _Compiled:
+    control: regex.Pattern[str]
+    exponent: regex.Pattern[str]
+    folds: tuple[tuple[regex.Pattern[str], str], ...]
+    spacing: regex.Pattern[str]
+
+
+@lru_cache(maxsize=1)
+def _compiled() -> _Compiled:
+    return _Compiled(
+        control=regex.compile(CONTROL),
+        exponent=regex.compile(EXPONENT),
+        folds=tuple((regex.compile(p), r) for p, r in FOLDS),
+        spacing=regex.compile(SPACING_PATTERN),
+    )
+
+
+def _lower(text: str) -> str:
+    # Per character, like tokenizers' Lowercase: str.lower() would apply the Greek final-sigma
+    # context rule, which the Rust normalizer does not.
+    if "\u03a3" in text:
+        return "".join(c.lower() for c in text)
+    return text.lower()
+
+
+def _strip_accents(text: str) -> str:
+    decomposed = unicodedata.normalize("NFD", text)
+    kept = "".join(c for c in decomposed if unicodedata.category(c) != "Mn")
+    return unicodedata.normalize("NFC", kept)
+
+
+def normalize(text: str, config: NormalizeConfig | None = None) -> str:
+    """Normalize ``text`` by the biotok spec (the reference the saved normalizer must match).
+
+    >>> normalize("L’hôpital, 2,5 mg/kg (IL-6).")
+    "L' hôpital , 2,5 mg/kg ( IL-6 ) ."
+    """
+    cfg = config or NormalizeConfig()
+    c = _compiled()
+    if cfg.strip_control:
+        text = c.control.sub("", text)
+    if cfg.unicode == "NFKC":
+        text = c.exponent.sub("^", text)
+    if cfg.unicode != "none":
+        text = unicodedata.normalize(cfg.unicode, text)
+    if cfg.fold_typography:
+        for pat, rep in c.folds:
+            text = pat.sub(rep, text)
+    if cfg.lowercase:
+        text = _lower(text)
+    if cfg.strip_accents:
+        text = _strip_accents(text)
+    if cfg.space_punctuation:
+        text = c.spacing.sub(" ", text)
+    return text
+
+
+def build_normalizer(config: NormalizeConfig | None = None):
+    """The ``tokenizers`` normalizer equivalent to :func:`normalize` (None when it is identity)."""
+    from tokenizers import Regex, normalizers
+
+    cfg = config or NormalizeConfig()
+    steps: list = []
+    if cfg.strip_control:
+        steps.append(normalizers.Replace(Regex(CONTROL), ""))
+    if cfg.unicode == "NFKC":
+        steps.append(normalizers.Replace(Regex(EXPONENT), "^"))
+        steps.append(normalizers.NFKC())
+    elif cfg.unicode == "NFC":
+        steps.append(normalizers.NFC())
+    if cfg.fold_typography:
+        steps.extend(normalizers.Replace(Regex(p), r) for p, r in FOLDS)
+    if cfg.lowercase:
+        steps.append(normalizers.Lowercase())
+    if cfg.strip_accents:
+        steps.extend([normalizers.NFD(), normalizers.StripAccents(), normalizers.NFC()])
+    if cfg.space_punctuation:
+        steps.append(normalizers.Replace(Regex(SPACING_PATTERN), " "))
+    if not steps:
+        return None
+    return normalizers.Sequence(steps)
+
+
+def words(text: str, config: NormalizeConfig | None = None) -> list[str]:
+    """biotok's word segmentation: normalize (punctuation spaced) then split on whitespace.
+
+    The one definition of "word" for every metric, identical whatever tokenizer is measured.
+    """
+    return normalize(text, config).split()

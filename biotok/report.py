@@ -1,0 +1,254 @@
+"""``biotok report``: report.md and PNG figures comparing tokenizers on one corpus.
+
+Figures are drawn with matplotlib's Agg backend (no display needed), each titled with labelled
+axes. The report is written to a temporary sibling directory and renamed into place, so an
+interrupted run never leaves a half-written report; an existing output needs ``force``.
+"""
+
+from __future__ import annotations
+
+import math
+import shutil
+import tempfile
+from dataclasses import dataclass
+from itertools import combinations
+from pathlib import Path
+from typing import Iterable, Sequence
+
+from biotok.errors import OutputExistsError
+from biotok.metrics import Comparison, compare
+from biotok.tokenizer import BiotokTokenizer
+from biotok.vocab import Vocab, as_vocab, diff_vocab, duplicates, piece_lengths
+
+MAX_PIECES_BIN = 8  # words of 8+ pieces share one bar
+
+
+@dataclass(frozen=True)
+class Report:
+    """Where the report went and what it holds."""
+
+    out: Path
+    markdown: Path
+    figures: tuple[Path, ...]
+    comparison: Comparison
+
+
+def _plt():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _fmt(x: float, digits: int = 3) -> str:
+    return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.{digits}f}"
+
+
+# --- figures ----------------------------------------------------------------------------------
+def plot_fertility(cmp: Comparison, path: Path) -> Path:
+    """Two bar panels: fertility (pieces per word) and share of words split into 2+ pieces."""
+    plt = _plt()
+    names = [r.name for r in cmp.results]
+    fig, axes = plt.subplots(1, 2, figsize=(max(7, 1.6 * len(names) + 4), 4.2))
+    for ax, key, title, ylabel in (
+        (axes[0], "fertility", "Fertility (lower is better)", "pieces per word"),
+        (axes[1], "split_share", "Words split into 2+ pieces", "share of words (%)"),
+    ):
+        vals = [getattr(r, key) * (100 if key == "split_share" else 1) for r in cmp.results]
+        bars = ax.bar(names, vals, color=[f"C{i}" for i in range(len(names))])
+        ax.bar_label(bars, fmt="%.2f" if key == "fertility" else "%.1f", padding=2)
+        ax.set_title(title)
+        ax.set_xlabel("tokenizer")
+        ax.set_ylabel(ylabel)
+        ax.set_ylim(0, max(vals) * 1.18 if vals and max(vals) > 0 else 1)
+        ax.tick_params(axis="x", rotation=20)
+    fig.suptitle(f"Fragmentation on {cmp.results[0].words:,} biotok words")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def plot_pieces_per_word(cmp: Comparison, path: Path) -> Path:
+    """Grouped bars: share of words made of 1, 2, ..., 8+ pieces, per tokenizer."""
+    plt = _plt()
+    n = len(cmp.results)
+    fig, ax = plt.subplots(figsize=(8, 4.2))
+    width = 0.8 / n
+    xs = list(range(1, MAX_PIECES_BIN + 1))
+    for i, c in enumerate(cmp.counts):
+        total = sum(v for k, v in c.pieces_per_word.items()) or 1
+        shares = []
+        for k in xs:
+            if k < MAX_PIECES_BIN:
+                shares.append(100 * c.pieces_per_word.get(k, 0) / total)
+            else:
+                shares.append(100 * sum(v for kk, v in c.pieces_per_word.items() if kk >= k) / total)
+        ax.bar([x + (i - (n - 1) / 2) * width for x in xs], shares, width=width, label=c.name, color=f"C{i}")
+    ax.set_xticks(xs, [str(x) if x < MAX_PIECES_BIN else f"{x}+" for x in xs])
+    ax.set_title("Distribution of pieces per word")
+    ax.set_xlabel("pieces in the word")
+    ax.set_ylabel("share of words (%)")
+    ax.legend(title="tokenizer")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def plot_sequence_lengths(cmp: Comparison, path: Path) -> Path:
+    """Box plot of pieces per line, per tokenizer (the cost in sequence length)."""
+    plt = _plt()
+    import numpy as np
+
+    fig, ax = plt.subplots(figsize=(max(6, 1.4 * len(cmp.results) + 3), 4.2))
+    data = []
+    for c in cmp.counts:
+        ks = np.fromiter(c.sequence_lengths.keys(), dtype=np.int64)
+        vs = np.fromiter(c.sequence_lengths.values(), dtype=np.int64)
+        data.append(np.repeat(ks, vs))
+    ax.boxplot(data, showfliers=False)
+    ax.set_xticks(range(1, len(cmp.results) + 1), [r.name for r in cmp.results])
+    for i, (d, rel) in enumerate(zip(data, cmp.relative_length), start=1):
+        if len(d):
+            ax.annotate(f"mean {d.mean():.0f}\n×{rel:.2f}", (i, float(np.percentile(d, 75))),
+                        textcoords="offset points", xytext=(18, 4), fontsize=8)
+    ax.set_title("Pieces per line (box: quartiles, whiskers: 1.5 IQR; ×r: total vs the first)")
+    ax.set_xlabel("tokenizer")
+    ax.set_ylabel("pieces per line")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def plot_overlap(vocabs: Sequence[Vocab], path: Path) -> Path:
+    """Pairwise Jaccard heatmap of marker-free vocabularies (diagonal: 1)."""
+    plt = _plt()
+    n = len(vocabs)
+    mat = [[1.0] * n for _ in range(n)]
+    for i, j in combinations(range(n), 2):
+        d = diff_vocab(vocabs[i], vocabs[j], examples=0)
+        mat[i][j] = mat[j][i] = d.jaccard
+    fig, ax = plt.subplots(figsize=(1.3 * n + 3, 1.1 * n + 2.2))
+    im = ax.imshow(mat, vmin=0, vmax=1, cmap="viridis")
+    names = [v.name for v in vocabs]
+    ax.set_xticks(range(n), names, rotation=30, ha="right")
+    ax.set_yticks(range(n), names)
+    for i in range(n):
+        for j in range(n):
+            ax.text(j, i, f"{mat[i][j]:.2f}", ha="center", va="center", color="white" if mat[i][j] < 0.6 else "black")
+    ax.set_title("Vocabulary overlap (Jaccard of marker-free pieces)")
+    ax.set_xlabel("tokenizer")
+    ax.set_ylabel("tokenizer")
+    fig.colorbar(im, ax=ax, label="Jaccard")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def plot_piece_lengths(vocabs: Sequence[Vocab], path: Path) -> Path:
+    """Histogram (lines) of piece lengths in characters, markers removed, per vocabulary."""
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(8, 4.2))
+    for i, v in enumerate(vocabs):
+        hist = piece_lengths(v)
+        total = sum(hist.values()) or 1
+        xs = list(range(1, 21))
+        ys = [100 * (hist.get(x, 0) if x < 20 else sum(c for k, c in hist.items() if k >= 20)) / total for x in xs]
+        ax.plot(xs, ys, marker="o", ms=3, label=f"{v.name} ({len(v.pieces):,})", color=f"C{i}")
+    ax.set_xticks(range(1, 21, 2))
+    ax.set_title("Piece length in the vocabulary (markers removed; 20 = 20+)")
+    ax.set_xlabel("characters per piece")
+    ax.set_ylabel("share of vocabulary (%)")
+    ax.legend(title="tokenizer (pieces)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+# --- markdown ---------------------------------------------------------------------------------
+def metrics_table(cmp: Comparison) -> list[str]:
+    head = "| tokenizer | vocab | fertility | split words | pieces/split word | rel. length | UNK rate | chars/piece | vocab used | Rényi eff. (α=2.5) |"
+    rows = [head, "|" + "---|" * 10]
+    for r, rel in zip(cmp.results, cmp.relative_length):
+        rows.append(
+            f"| {r.name} | {r.vocab_size:,} | {_fmt(r.fertility)} | {_fmt(100 * r.split_share, 1)}% | "
+            f"{_fmt(r.pieces_per_split_word, 2)} | {_fmt(rel)} | {_fmt(100 * r.unk_rate, 2)}% | "
+            f"{_fmt(r.chars_per_piece, 2)} | {_fmt(100 * r.utilization, 1)}% | {_fmt(r.renyi_efficiency)} |"
+        )
+    return rows
+
+
+def _write_markdown(path: Path, cmp: Comparison, vocabs: Sequence[Vocab], figures: Sequence[Path], corpus: str) -> None:
+    r0 = cmp.results[0]
+    lines = [
+        "# Tokenizer comparison",
+        "",
+        f"Corpus: `{corpus}`: {r0.lines:,} lines, {r0.words:,} biotok words. "
+        f"Reference for relative length: **{r0.name}**. Metrics are defined in biotok's docs/compare.md.",
+        "",
+        "## Fragmentation",
+        "",
+        *metrics_table(cmp),
+        "",
+        "## Vocabularies",
+        "",
+        "| tokenizer | marker | entries | marker-free forms | duplicates (with and without marker) |",
+        "|---|---|---|---|---|",
+    ]
+    for v in vocabs:
+        lines.append(f"| {v.name} | `{v.marker}` | {v.size:,} | {len(v.forms):,} | {duplicates(v):,} |")
+    lines += ["", "| pair | shared | only first | only second | Jaccard |", "|---|---|---|---|---|"]
+    for a, b in combinations(vocabs, 2):
+        d = diff_vocab(a, b, examples=0)
+        lines.append(f"| {a.name} / {b.name} | {d.shared:,} | {d.only_a:,} | {d.only_b:,} | {d.jaccard:.3f} |")
+    lines += ["", "## Figures", ""]
+    for f in figures:
+        lines += [f"![{f.stem}]({f.name})", ""]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def build_report(
+    tokenizers: Sequence[BiotokTokenizer],
+    lines: Iterable[str],
+    out: str | Path,
+    *,
+    force: bool = False,
+    corpus_label: str = "",
+    **compare_kwargs,
+) -> Report:
+    """Measure, draw and write report.md + figures into ``out`` (atomically renamed into place)."""
+    out = Path(out)
+    if out.exists() and not force:
+        raise OutputExistsError(f"{out} exists; pass --force to replace it")
+    cmp = compare(tokenizers, lines, **compare_kwargs)
+    vocabs = [as_vocab(t) for t in tokenizers]
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    try:
+        figs = [
+            plot_fertility(cmp, tmp / "fertility.png"),
+            plot_pieces_per_word(cmp, tmp / "pieces_per_word.png"),
+            plot_sequence_lengths(cmp, tmp / "sequence_length.png"),
+            plot_overlap(vocabs, tmp / "vocab_overlap.png"),
+            plot_piece_lengths(vocabs, tmp / "piece_length.png"),
+        ]
+        _write_markdown(tmp / "report.md", cmp, vocabs, figs, corpus_label)
+        if out.exists():
+            old = out.with_name(f".{out.name}.old")
+            if old.exists():
+                shutil.rmtree(old)
+            out.rename(old)
+            tmp.rename(out)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            tmp.rename(out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return Report(out, out / "report.md", tuple(out / f.name for f in figs), cmp)

@@ -1,0 +1,76 @@
+"""DDP through the launchers (``torchrun``, ``accelerate launch``): read their env, never spawn.
+
+Both launchers set ``WORLD_SIZE``, ``RANK`` and ``LOCAL_RANK``; one process drives one device.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import torch
+import torch.distributed as dist
+
+
+@dataclass(frozen=True)
+class Dist:
+    """This process's place in the job."""
+
+    rank: int
+    world: int
+    local_rank: int
+    device: torch.device
+
+    @property
+    def main(self) -> bool:
+        return self.rank == 0
+
+    @property
+    def enabled(self) -> bool:
+        return self.world > 1
+
+
+def setup(device: str | None = None) -> Dist:
+    """Init the process group when launched with WORLD_SIZE > 1 (nccl on CUDA, else gloo)."""
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    rank = int(os.environ.get("RANK", "0"))
+    local_rank = int(os.environ.get("LOCAL_RANK", "0"))
+    cuda = torch.cuda.is_available() and (device is None or device.startswith("cuda"))
+    if device is not None and not device.startswith("cuda"):
+        dev = torch.device(device)
+    elif cuda:
+        dev = torch.device("cuda", local_rank)
+        torch.cuda.set_device(dev)
+    else:
+        dev = torch.device("cpu")
+    if world > 1 and not dist.is_initialized():
+        dist.init_process_group(backend="nccl" if dev.type == "cuda" else "gloo")
+    return Dist(rank=rank, world=world, local_rank=local_rank, device=dev)
+
+
+def any_flag(flag: bool, d: Dist) -> bool:
+    """True on every rank when any rank raised ``flag`` (keeps ranks in step on SIGINT)."""
+    if not d.enabled:
+        return flag
+    t = torch.tensor([1.0 if flag else 0.0], device=d.device)
+    dist.all_reduce(t, op=dist.ReduceOp.MAX)
+    return bool(t.item() > 0)
+
+
+def mean(t: torch.Tensor, d: Dist) -> torch.Tensor:
+    """Average a metric tensor over ranks (for logging)."""
+    if not d.enabled:
+        return t
+    t = t.detach().clone()
+    dist.all_reduce(t, op=dist.ReduceOp.SUM)
+    return t / d.world
+
+
+def barrier(d: Dist) -> None:
+    if d.enabled:
+        dist.barrier()
+
+
+def teardown(d: Dist) -> None:
+    if d.enabled and dist.is_initialized():
+        dist.destroy_process_group()

@@ -1,0 +1,61 @@
+"""ELECTRA replaced-token detection (Clark et al. 2020), following google-research/electra.
+
+* the generator is a small MLM (hidden 1/3 of the discriminator's), trained jointly;
+* generator and discriminator share all embeddings (token, position, type, LayerNorm);
+  the generator's output layer is tied to the token embeddings;
+* replacements are sampled from the generator's softmax with Gumbel noise
+  (argmax(logits + G), temperature 1), under ``no_grad``: no gradient through sampling;
+* a sampled token equal to the original counts as *original* for the discriminator;
+* loss = MLM(generator) + 50 × BCE(discriminator over every non-padding token).
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+def gumbel_sample(logits: torch.Tensor, generator: torch.Generator | None = None) -> torch.Tensor:
+    """One sample per row from softmax(logits) by the Gumbel-max trick."""
+    u = torch.rand(logits.shape, generator=generator, device=logits.device, dtype=torch.float32)
+    g = -torch.log(-torch.log(u.clamp_(1e-9, 1.0 - 1e-7)))
+    return (logits.float() + g).argmax(dim=-1)
+
+
+class ElectraModule(nn.Module):
+    """Generator + discriminator with shared embeddings; forward returns the joint loss."""
+
+    def __init__(self, disc_config, gen_config, *, rtd_weight: float = 50.0) -> None:
+        super().__init__()
+        from transformers import ElectraForMaskedLM, ElectraForPreTraining
+
+        self.discriminator = ElectraForPreTraining(disc_config)
+        self.generator = ElectraForMaskedLM(gen_config)
+        self.generator.electra.embeddings = self.discriminator.electra.embeddings
+        self.generator.generator_lm_head.weight = self.discriminator.electra.embeddings.word_embeddings.weight
+        self.rtd_weight = rtd_weight
+
+    def forward(self, input_ids, attention_mask, token_type_ids, labels, sop_labels=None, original_ids=None):
+        gen_hidden = self.generator.electra(input_ids=input_ids, attention_mask=attention_mask,
+                                            token_type_ids=token_type_ids)[0]
+        sel = labels != -100
+        y = labels[sel]
+        logits = self.generator.generator_lm_head(self.generator.generator_predictions(gen_hidden[sel]))
+        mlm = F.cross_entropy(logits.float(), y)
+        with torch.no_grad():
+            sampled = gumbel_sample(logits.detach())
+            corrupted = original_ids.clone()
+            corrupted[sel] = sampled
+            replaced = (corrupted != original_ids).float()
+        disc_logits = self.discriminator(input_ids=corrupted, attention_mask=attention_mask,
+                                         token_type_ids=token_type_ids).logits
+        weight = attention_mask.float()
+        disc = (F.binary_cross_entropy_with_logits(disc_logits.float(), replaced, reduction="none")
+                * weight).sum() / weight.sum()
+        loss = mlm + self.rtd_weight * disc
+        with torch.no_grad():
+            disc_acc = (((disc_logits > 0).float() == replaced).float() * weight).sum() / weight.sum()
+            gen_acc = (logits.argmax(-1) == y).float().mean()
+        return {"loss": loss, "mlm_loss": mlm.detach(), "mlm_acc": gen_acc, "rtd_loss": disc.detach(),
+                "rtd_acc": disc_acc, "replaced": replaced.sum() / sel.sum()}

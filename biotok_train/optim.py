@@ -1,0 +1,141 @@
+"""Optimizers and learning-rate schedules: LAMB (torch has none), AdamW, warm-up + decay.
+
+LAMB (You et al. 2019, "Large Batch Optimization for Deep Learning", Algorithm 2)::
+
+    m = b1 m + (1 - b1) g            v = b2 v + (1 - b2) g²
+    m̂ = m / (1 - b1^t)               v̂ = v / (1 - b2^t)
+    r = m̂ / (sqrt(v̂) + eps) + wd w
+    w = w - lr · φ(‖w‖) / ‖r‖ · r     with φ the identity; ratio 1 when ‖w‖ or ‖r‖ is 0
+
+Biases and LayerNorm weights get no weight decay and no trust ratio (as Google's BERT LAMB:
+``exclude_from_layer_adaptation`` defaults to the weight-decay exclusions).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Iterable
+
+import torch
+from torch import nn
+
+NO_DECAY = ("bias", "LayerNorm.weight", "layer_norm.weight", "LayerNorm.bias", "norm.weight")
+
+
+class Lamb(torch.optim.Optimizer):
+    """LAMB with bias correction; per-group ``adapt`` switches the trust ratio on or off."""
+
+    def __init__(
+        self,
+        params: Iterable,
+        lr: float = 1e-3,
+        betas: tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-6,
+        weight_decay: float = 0.01,
+        adapt: bool = True,
+    ) -> None:
+        if lr < 0 or eps < 0 or not (0 <= betas[0] < 1 and 0 <= betas[1] < 1):
+            raise ValueError("invalid LAMB hyper-parameters")
+        super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, adapt=adapt))
+
+    @torch.no_grad()
+    def step(self, closure=None):  # type: ignore[override]
+        loss = None
+        if closure is not None:
+            with torch.enable_grad():
+                loss = closure()
+        for group in self.param_groups:
+            b1, b2 = group["betas"]
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                dt = torch.float32 if p.dtype in (torch.float16, torch.bfloat16) else p.dtype
+                g = p.grad.to(dt)
+                state = self.state[p]
+                if not state:
+                    state["step"] = 0
+                    state["exp_avg"] = torch.zeros_like(p, dtype=dt)
+                    state["exp_avg_sq"] = torch.zeros_like(p, dtype=dt)
+                state["step"] += 1
+                t = state["step"]
+                m, v = state["exp_avg"], state["exp_avg_sq"]
+                m.mul_(b1).add_(g, alpha=1 - b1)
+                v.mul_(b2).addcmul_(g, g, value=1 - b2)
+                m_hat = m / (1 - b1**t)
+                v_hat = v / (1 - b2**t)
+                w = p.to(dt)
+                r = m_hat / (v_hat.sqrt() + group["eps"])
+                if group["weight_decay"]:
+                    r = r.add(w, alpha=group["weight_decay"])
+                ratio = 1.0
+                if group["adapt"]:
+                    w_norm, r_norm = w.norm(), r.norm()
+                    ratio = torch.where(
+                        (w_norm > 0) & (r_norm > 0), w_norm / r_norm, torch.ones_like(w_norm)
+                    )
+                p.add_((r * ratio * -group["lr"]).to(p.dtype))
+        return loss
+
+
+def param_groups(model: nn.Module, weight_decay: float) -> list[dict]:
+    """Two groups: decayed matrices, and biases/LayerNorm without decay (nor LAMB adaptation)."""
+    decay, no_decay, seen = [], [], set()
+    for name, p in model.named_parameters():
+        if not p.requires_grad or id(p) in seen:
+            continue
+        seen.add(id(p))
+        (no_decay if name.endswith(NO_DECAY) or p.ndim < 2 else decay).append(p)
+    return [
+        {"params": decay, "weight_decay": weight_decay, "adapt": True},
+        {"params": no_decay, "weight_decay": 0.0, "adapt": False},
+    ]
+
+
+def build_optimizer(
+    model: nn.Module,
+    name: str,
+    lr: float,
+    *,
+    weight_decay: float = 0.01,
+    betas: tuple[float, float] = (0.9, 0.999),
+    eps: float = 1e-6,
+) -> torch.optim.Optimizer:
+    """``adamw`` (torch, fused on CUDA) or ``lamb``; decay excluded from biases and LayerNorm."""
+    groups = param_groups(model, weight_decay)
+    if name == "lamb":
+        return Lamb(groups, lr=lr, betas=betas, eps=eps)
+    if name == "adamw":
+        for g in groups:
+            g.pop("adapt")
+        fused = all(p.is_cuda for g in groups for p in g["params"]) and torch.cuda.is_available()
+        return torch.optim.AdamW(groups, lr=lr, betas=betas, eps=eps, fused=fused or None)
+    raise ValueError(f"unknown optimizer {name!r} (adamw or lamb)")
+
+
+def lr_lambda(step: int, *, total: int, warmup: int, schedule: str) -> float:
+    """Multiplier of the peak lr: linear warm-up to 1, then linear or cosine decay to 0."""
+    if warmup > 0 and step < warmup:
+        return (step + 1) / warmup
+    if total <= warmup:
+        return 1.0
+    progress = min(1.0, (step - warmup) / max(1, total - warmup))
+    if schedule == "linear":
+        return max(0.0, 1.0 - progress)
+    if schedule == "cosine":
+        return 0.5 * (1.0 + math.cos(math.pi * progress))
+    raise ValueError(f"unknown schedule {schedule!r} (linear or cosine)")
+
+
+def warmup_steps(warmup: float, total: int) -> int:
+    """``warmup`` below 1 is a fraction of the steps, otherwise a number of steps."""
+    return int(round(warmup * total)) if 0 <= warmup < 1 else int(warmup)
+
+
+def build_scheduler(
+    optimizer: torch.optim.Optimizer, *, total: int, warmup: float, schedule: str
+) -> torch.optim.lr_scheduler.LambdaLR:
+    w = warmup_steps(warmup, total)
+    lr_lambda(0, total=total, warmup=w, schedule=schedule)  # validate the name now
+    return torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda s: lr_lambda(s, total=total, warmup=w, schedule=schedule)
+    )

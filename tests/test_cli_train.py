@@ -1,0 +1,106 @@
+"""`biotok train` / `biotok count` through click: summaries, and one line + exit 2 on bad input."""
+
+from __future__ import annotations
+
+import gzip
+
+import pytest
+from click.testing import CliRunner
+
+from biotok.cli import main
+
+
+@pytest.fixture()
+def corpus(tmp_path, sample_lines):
+    p = tmp_path / "c.txt"
+    p.write_text("\n".join(sample_lines[:200]) + "\n", encoding="utf-8")
+    return p
+
+
+def run(*args):
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+def _one_error_line(result, *fragments):
+    assert result.exit_code == 2, result.output
+    lines = [l for l in result.output.splitlines() if l.strip()]
+    assert len(lines) == 1 and lines[0].startswith("biotok: error: "), result.output
+    for frag in fragments:
+        assert frag in lines[0]
+    assert "Traceback" not in result.output
+
+
+def test_train_prints_a_summary_line(tmp_path, corpus):
+    out = tmp_path / "tok"
+    r = run("train", corpus, "--algo", "unigram", "--lower", "--vocab-size", 900, "--out", out, "-q")
+    assert r.exit_code == 0, r.output
+    assert r.output.startswith("trained unigram: 900 pieces from 200 lines") and str(out) in r.output
+    assert (out / "tokenizer.json").is_file()
+
+
+def test_missing_file(tmp_path):
+    _one_error_line(run("train", tmp_path / "nope.txt", "--out", tmp_path / "o"), "not found")
+
+
+def test_empty_corpus(tmp_path):
+    p = tmp_path / "empty.txt"
+    p.write_text("\n\n  \n", encoding="utf-8")
+    _one_error_line(run("train", p, "--out", tmp_path / "o"), "empty")
+
+
+def test_binary_corpus(tmp_path):
+    p = tmp_path / "x.bin"
+    p.write_bytes(bytes(range(256)))
+    _one_error_line(run("train", p, "--out", tmp_path / "o"), "binary")
+
+
+def test_invalid_utf8_with_line_number(tmp_path, corpus):
+    p = tmp_path / "bad.txt"
+    p.write_bytes(corpus.read_bytes() + b"caf\xe9\n")
+    _one_error_line(run("train", p, "--out", tmp_path / "o", "-q", "--vocab-size", 500), "bad.txt:201", "UTF-8")
+    assert not (tmp_path / "o").exists()
+
+
+def test_broken_gzip(tmp_path, corpus):
+    p = tmp_path / "c.txt.gz"
+    p.write_bytes(gzip.compress(corpus.read_bytes())[:3000])
+    _one_error_line(run("train", p, "--out", tmp_path / "o", "-q"), "broken compressed stream")
+
+
+@pytest.mark.parametrize("algo", ["bpe", "spm-bpe"])
+def test_vocab_too_small(tmp_path, corpus, algo):
+    r = run("train", corpus, "--algo", algo, "--vocab-size", 20, "--out", tmp_path / "o", "-q")
+    _one_error_line(r, "vocab")
+
+
+@pytest.mark.parametrize("algo", ["unigram", "wordpiece", "spm-unigram"])
+def test_vocab_too_large(tmp_path, corpus, algo):
+    r = run("train", corpus, "--algo", algo, "--vocab-size", 500000, "--out", tmp_path / "o", "-q")
+    _one_error_line(r, "500000")
+    assert not (tmp_path / "o").exists()
+
+
+def test_existing_out_needs_force(tmp_path, corpus):
+    out = tmp_path / "tok"
+    out.mkdir()
+    (out / "keep.txt").write_text("precious", encoding="utf-8")
+    _one_error_line(run("train", corpus, "--out", out, "-q"), "already exists", "--force")
+    assert (out / "keep.txt").read_text(encoding="utf-8") == "precious"
+    r = run("train", corpus, "--out", out, "-q", "--vocab-size", 700, "--force")
+    assert r.exit_code == 0 and not (out / "keep.txt").exists()
+
+
+def test_count_writes_sorted_tsv(tmp_path, corpus):
+    out = tmp_path / "counts.tsv"
+    r = run("count", corpus, "--lower", "--out", out, "-q")
+    assert r.exit_code == 0, r.output
+    rows = [l.split("\t") for l in out.read_text(encoding="utf-8").splitlines()]
+    counts = [int(c) for _, c in rows]
+    assert counts == sorted(counts, reverse=True) and rows[0][0] in {"de", ",", "."}
+    assert all(w == w.lower() for w, _ in rows)
+    _one_error_line(run("count", corpus, "--out", out), "already exists")
+
+
+def test_help_teaches():
+    r = run("train", "--help")
+    assert r.exit_code == 0 and "Unigram_N_N" in r.output and "--vocab-size" in r.output

@@ -1,0 +1,148 @@
+"""prepare: packed, memory-mapped shards with word starts, documents and a tokenizer fingerprint."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from biotok.errors import BiotokError, CorpusError, OutputExistsError
+from biotok.tokenizer import load
+from biotok_train.prepare import (
+    SPECIALS_OVERHEAD,
+    check_tokenizer,
+    open_prepared,
+    pack_sequences,
+    prepare,
+    read_meta,
+    token_dtype,
+)
+from biotok_train.errors import DataError, TokenizerMismatchError
+
+
+@pytest.fixture(scope="module")
+def two_files(sample_lines, tmp_path_factory) -> list[Path]:
+    d = tmp_path_factory.mktemp("pcorpus")
+    a, b = d / "a.txt", d / "b.txt.gz"
+    a.write_text("\n".join(sample_lines[:60]) + "\n\n", encoding="utf-8")
+    import gzip
+
+    with gzip.open(b, "wt", encoding="utf-8") as f:
+        f.write("\n".join(sample_lines[60:100]) + "\n")
+    return [a, b]
+
+
+@pytest.fixture(scope="module")
+def prepared(two_files, tiny_wordpiece, tmp_path_factory):
+    out = tmp_path_factory.mktemp("pdata") / "data"
+    return prepare([str(p) for p in two_files], tiny_wordpiece, 64, out, progress=False)
+
+
+def test_layout_and_meta(prepared, tiny_wordpiece):
+    meta = read_meta(prepared.path)
+    tok = load(tiny_wordpiece)
+    assert meta["tokenizer"]["fingerprint"] == tok.fingerprint == prepared.fingerprint
+    assert meta["dtype"] == "uint16" and prepared.dtype == "uint16"
+    assert meta["num_documents"] == 2 and meta["num_segments"] == 100
+    tokens = np.memmap(prepared.path / "tokens.bin", dtype=np.uint16, mode="r")
+    assert len(tokens) == prepared.num_tokens == meta["num_tokens"]
+    assert meta["tokenizer"]["special_ids"]["mask"] == tok.mask_id
+    assert (prepared.path / "tokenizer" / "tokenizer.json").is_file()
+    assert open_prepared(prepared.path) == prepared
+
+
+def test_tokens_and_word_starts_match_the_tokenizer(prepared, sample_lines, tiny_wordpiece):
+    tok = load(tiny_wordpiece)
+    tokens = np.memmap(prepared.path / "tokens.bin", dtype=np.uint16, mode="r")
+    flags = np.memmap(prepared.path / "word_starts.bin", dtype=np.uint8, mode="r")
+    segments = np.load(prepared.path / "segments.npy")
+    for k in (0, 7, 61, 99):
+        enc = tok.encode(sample_lines[k])
+        s, e = segments[k], segments[k + 1]
+        assert tokens[s:e].tolist() == enc.ids
+        assert flags[s:e].astype(bool).tolist() == enc.word_starts
+
+
+def test_sequences_are_packed_within_documents(prepared):
+    seqs = np.load(prepared.path / "sequences.npy")
+    segments = np.load(prepared.path / "segments.npy")
+    documents = np.load(prepared.path / "documents.npy")
+    doc_bounds = segments[documents]  # token offsets of document starts (+ end)
+    content = prepared.seq_len - SPECIALS_OVERHEAD
+    assert seqs[0, 0] == 0 and seqs[-1, 2] == prepared.num_tokens
+    assert (seqs[1:, 0] == seqs[:-1, 2]).all()  # contiguous: no token lost
+    assert ((seqs[:, 0] <= seqs[:, 1]) & (seqs[:, 1] <= seqs[:, 2])).all()
+    lengths = seqs[:, 2] - seqs[:, 0]
+    short = np.flatnonzero(lengths < content)
+    assert len(short) <= 2  # only a document's last window may be short
+    for s, _, e in seqs:
+        d = np.searchsorted(doc_bounds, s, side="right") - 1
+        assert e <= doc_bounds[d + 1]  # never across documents
+    # splits fall on line boundaries when the window holds one
+    inner = set(segments.tolist())
+    on_line = sum(int(p in inner) for s, p, e in seqs if any(s < b < e for b in segments))
+    assert on_line == sum(1 for s, p, e in seqs if any(s < b < e for b in segments))
+
+
+def test_pack_sequences_split_on_word_start():
+    segments = np.array([0, 20], dtype=np.int64)
+    documents = np.array([0, 1], dtype=np.int64)
+    ws = np.zeros(20, dtype=np.uint8)
+    ws[[0, 3, 6, 9, 12, 15, 18]] = 1
+    rows = pack_sequences(segments, documents, ws, 13)  # 10 content tokens
+    assert rows.tolist() == [[0, 6, 10], [10, 15, 20]]  # the word start nearest each middle
+    # a line boundary inside the window wins over word starts
+    rows = pack_sequences(np.array([0, 2, 20]), np.array([0, 2]), ws, 13)
+    assert rows.tolist() == [[0, 2, 10], [10, 15, 20]]
+
+
+def test_dtype_by_vocab_size():
+    assert token_dtype(65535) == np.uint16 and token_dtype(65536) == np.uint32
+
+
+def test_existing_output_needs_force(two_files, tiny_wordpiece, prepared):
+    with pytest.raises(OutputExistsError):
+        prepare([str(two_files[0])], tiny_wordpiece, 64, prepared.path, progress=False)
+
+
+def test_force_and_jsonl_field(sample_lines, tiny_wordpiece, tmp_path):
+    src = tmp_path / "c.jsonl"
+    src.write_text("\n".join(json.dumps({"body": l}) for l in sample_lines[:20]) + "\n", encoding="utf-8")
+    out = tmp_path / "d"
+    out.mkdir()
+    (out / "junk").write_text("x")
+    p = prepare([str(src)], tiny_wordpiece, 128, out, field_name="body", force=True, progress=False)
+    assert p.num_tokens > 0 and p.seq_len == 128 and not (out / "junk").exists()
+
+
+def test_other_tokenizer_is_refused(prepared, tmp_path, sample_lines):
+    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+
+    tok = Tokenizer(models.WordPiece(unk_token="[UNK]"))
+    tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    tok.train_from_iterator(sample_lines[:50], trainers.WordPieceTrainer(
+        vocab_size=300, special_tokens=["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]))
+    tok.save(str(tmp_path / "other.json"))
+    with pytest.raises(TokenizerMismatchError, match="prepare the data again"):
+        check_tokenizer(prepared.path, tmp_path / "other.json")
+
+
+def test_bad_inputs(tmp_path, tiny_wordpiece):
+    with pytest.raises(DataError, match="not found"):
+        read_meta(tmp_path / "nope")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(DataError, match="not a prepared data directory"):
+        read_meta(tmp_path / "empty")
+    with pytest.raises(CorpusError):
+        prepare([str(tmp_path / "missing.txt")], tiny_wordpiece, 128, tmp_path / "o", progress=False)
+    assert issubclass(DataError, BiotokError)
+
+
+@pytest.mark.shared
+def test_large_reference_tokenizer_uint16(shared_data, sample_lines, tmp_path):
+    src = tmp_path / "c.txt"
+    src.write_text("\n".join(sample_lines[:10]) + "\n", encoding="utf-8")
+    p = prepare([str(src)], shared_data / "tokenizers" / "camemberta-base", 128, tmp_path / "d", progress=False)
+    assert p.vocab_size == 32003 and p.dtype == "uint16"
