@@ -133,7 +133,7 @@ def compare(tokenizers, corpus, field_name, terms, max_lines, batch_size, exampl
     result: dict[str, Any] = {
         "tokenizers": [
             {"name": t.name, "source": t.source, "marker": t.marker, "vocab_size": t.vocab_size,
-             "lowercase": t.lowercase, "fingerprint": t.fingerprint}
+             "lowercase": t.lowercase, **({"fingerprint": t.fingerprint} if as_json else {})}
             for t in toks
         ]
     }

@@ -114,32 +114,64 @@ def fragmentation_from_counts(c: Counts, alpha: float = RENYI_ALPHA) -> Fragment
 
 # --- biotok words on the raw text -----------------------------------------------------------------
 class WordSplitter:
-    """biotok's word segmentation as character spans of the raw line (via a tokenizers pipeline)."""
+    """biotok's word segmentation as character spans of the raw line (via tokenizers pipelines).
+
+    Two equivalent pipelines: the full one (build_normalizer's steps), and a light one with
+    only the typographic folds and the punctuation spacing, used for lines on which the other
+    steps are the identity (already NFKC, no control character): most lines of a clean corpus.
+    """
 
     def __init__(self, config: NormalizeConfig | None = None) -> None:
         from dataclasses import replace
 
-        from tokenizers import Regex, Tokenizer, models, normalizers, pre_tokenizers
+        import regex
+        from tokenizers import Regex, normalizers
 
-        from biotok.normalize import SPACING_PATTERN, build_normalizer
+        from biotok.normalize import CONTROL, FOLDS, SPACING_PATTERN, build_normalizer
 
         cfg = config or NormalizeConfig()
-        tok = Tokenizer(models.WordLevel({"[W]": 0}, unk_token="[W]"))
-        steps = []
-        base = build_normalizer(replace(cfg, space_punctuation=False))
-        if base is not None:
-            steps.append(base)
+        spacing = []
         if cfg.space_punctuation:
-            # Same rules, 7x faster: every spacing rule sits next to a punctuation/symbol
+            # Same rules, ~7x faster: every spacing rule sits next to a punctuation/symbol
             # character, so a cheap guard skips the 17 look-arounds everywhere else.
-            steps.append(normalizers.Replace(Regex(f"(?:(?<={_GUARD})|(?={_GUARD}))(?:{SPACING_PATTERN})"), " "))
-        if steps:
-            tok.normalizer = normalizers.Sequence(steps)
-        tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
-        self._tok = tok
+            spacing.append(normalizers.Replace(Regex(f"(?:(?<={_GUARD})|(?={_GUARD}))(?:{SPACING_PATTERN})"), " "))
+        base = build_normalizer(replace(cfg, space_punctuation=False))
+        self._full = _word_tokenizer(([base] if base is not None else []) + spacing)
+        folds = [normalizers.Replace(Regex(p), r) for p, r in FOLDS] if cfg.fold_typography else []
+        self._light = _word_tokenizer(folds + spacing)
+        self._changing = regex.compile(CONTROL) if cfg.strip_control else None
+        self._form = {"NFKC": "NFKC", "NFC": "NFC"}.get(cfg.unicode)
+        self._light_ok = not (cfg.lowercase or cfg.strip_accents)
+
+    def _is_light(self, line: str) -> bool:
+        import unicodedata
+
+        if not self._light_ok:
+            return False
+        if self._form is not None and not unicodedata.is_normalized(self._form, line):
+            return False
+        return self._changing is None or self._changing.search(line) is None
 
     def spans(self, lines: Sequence[str]) -> list[list[tuple[int, int]]]:
-        return [e.offsets for e in self._tok.encode_batch(list(lines), add_special_tokens=False)]
+        lines = list(lines)
+        light = [self._is_light(l) for l in lines]
+        out: list[list[tuple[int, int]]] = [[] for _ in lines]
+        for tok, want in ((self._light, True), (self._full, False)):
+            idx = [i for i, ok in enumerate(light) if ok is want]
+            if idx:
+                for i, e in zip(idx, tok.encode_batch([lines[i] for i in idx], add_special_tokens=False)):
+                    out[i] = e.offsets
+        return out
+
+
+def _word_tokenizer(steps: list):
+    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers
+
+    tok = Tokenizer(models.WordLevel({"[W]": 0}, unk_token="[W]"))
+    if steps:
+        tok.normalizer = normalizers.Sequence(steps)
+    tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    return tok
 
 
 # --- counting -----------------------------------------------------------------------------------
@@ -184,8 +216,14 @@ class PieceCounter:
         self.seq: dict[int, int] = {}
         self.freqs = np.zeros(self.vocab_size + 1, dtype=np.int64)
 
-    def add(self, lines: Sequence[str], word_spans: np.ndarray, word_lines: np.ndarray, line_base: np.ndarray) -> None:
-        encs = self.tokenizer.backend.encode_batch(list(lines), add_special_tokens=False)
+    def encode(self, lines: Sequence[str]) -> list:
+        return self.tokenizer.backend.encode_batch(list(lines), add_special_tokens=False)
+
+    def add(self, lines: Sequence[str], word_spans: np.ndarray, word_lines: np.ndarray, line_base: np.ndarray,
+            encs: list | None = None) -> None:
+        """Count one batch (``encs``: this tokenizer's encodings of ``lines``, computed if None)."""
+        if encs is None:
+            encs = self.encode(lines)
         ids = np.fromiter(chain.from_iterable(e.ids for e in encs), dtype=np.int64)
         spans, piece_lines = _flat_starts([e.offsets for e in encs])
         if self.special_ids.size and ids.size:
@@ -236,6 +274,26 @@ class PieceCounter:
         )
 
 
+class _Inline:
+    """A stand-in executor running jobs at once (``pipeline=False``)."""
+
+    class _Done:
+        def __init__(self, value):
+            self.value = value
+
+        def result(self):
+            return self.value
+
+    def submit(self, fn, *args):
+        return self._Done(fn(*args))
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
 def _batches(lines: Iterable[str], size: int) -> Iterator[list[str]]:
     it = iter(lines)
     while batch := list(islice(it, size)):
@@ -277,6 +335,7 @@ def count(
     progress: bool = False,
     normalize_config: NormalizeConfig | None = None,
     max_lines: int | None = None,
+    pipeline: bool = True,
 ) -> tuple[Counts, ...]:
     """Stream the corpus once, in batches, and count pieces for every tokenizer."""
     if not tokenizers:
@@ -292,12 +351,37 @@ def count(
         from tqdm import tqdm
 
         bar = tqdm(unit=" lines", desc="measuring", total=max_lines, leave=False)
-    for batch in _batches(lines, batch_size):
-        ws, wl, base = word_arrays(splitter.spans(batch), batch)
-        for c in counters:
-            c.add(batch, ws, wl, base)
-        if bar is not None:
-            bar.update(len(batch))
+    # Pipeline: a worker thread runs the next encode_batch (Rust, GIL released) while this
+    # thread counts the previous one, so the counting mostly hides behind the encoding.
+    from concurrent.futures import ThreadPoolExecutor
+
+    def jobs() -> Iterator[tuple[list[str], int]]:
+        for batch in _batches(lines, batch_size):
+            for k in range(-1, len(counters)):  # -1: biotok word spans
+                yield batch, k
+
+    def run(job: tuple[list[str], int]):
+        batch, k = job
+        return splitter.spans(batch) if k < 0 else counters[k].encode(batch)
+
+    with ThreadPoolExecutor(max_workers=1) if pipeline else _Inline() as pool:
+        it = jobs()
+        pending = None
+        first = next(it, None)
+        if first is not None:
+            pending = (first, pool.submit(run, first))
+        words_of_batch = None
+        while pending is not None:
+            (batch, k), fut = pending
+            nxt = next(it, None)
+            pending = (nxt, pool.submit(run, nxt)) if nxt is not None else None
+            out = fut.result()
+            if k < 0:
+                words_of_batch = word_arrays(out, batch)
+            else:
+                counters[k].add(batch, *words_of_batch, encs=out)  # type: ignore[misc]
+                if bar is not None and k == len(counters) - 1:
+                    bar.update(len(batch))
     if bar is not None:
         bar.close()
     return tuple(c.counts() for c in counters)

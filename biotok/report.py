@@ -184,6 +184,18 @@ def metrics_table(cmp: Comparison) -> list[str]:
     return rows
 
 
+_CAPTIONS = {
+    "fertility": "Pieces per biotok word, and the share of words cut into 2+ pieces: the lower, the more "
+                 "whole words the vocabulary holds for this text.",
+    "pieces_per_word": "How words are cut: a good domain vocabulary moves mass from the 3+ bars to the 1 bar.",
+    "sequence_length": "Pieces per line: what a model pays in sequence length (and attention cost) for the same text.",
+    "vocab_overlap": "Jaccard of marker-free vocabularies: low overlap means the vocabularies spend their "
+                     "entries on different pieces.",
+    "piece_length": "Length of the vocabulary's pieces: many 1-2 character pieces are alphabets and "
+                    "fragments, longer ones are whole words and morphemes.",
+}
+
+
 def _write_markdown(path: Path, cmp: Comparison, vocabs: Sequence[Vocab], figures: Sequence[Path], corpus: str) -> None:
     r0 = cmp.results[0]
     lines = [
@@ -209,7 +221,7 @@ def _write_markdown(path: Path, cmp: Comparison, vocabs: Sequence[Vocab], figure
         lines.append(f"| {a.name} / {b.name} | {d.shared:,} | {d.only_a:,} | {d.only_b:,} | {d.jaccard:.3f} |")
     lines += ["", "## Figures", ""]
     for f in figures:
-        lines += [f"![{f.stem}]({f.name})", ""]
+        lines += [f"![{f.stem}]({f.name})", "", _CAPTIONS.get(f.stem, ""), ""]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 

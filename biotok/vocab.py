@@ -10,18 +10,19 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import lru_cache
-from typing import Iterable, Mapping, Union
+from functools import cached_property, lru_cache
+from typing import Iterable, Mapping, NamedTuple, Union
+from weakref import WeakKeyDictionary
 
 from biotok.tokenizer import BiotokTokenizer, detect_marker
 
 VocabLike = Union[BiotokTokenizer, Mapping[str, int], Iterable[str]]
 
 _SPECIAL_RE = re.compile(r"^(\[[A-Za-z_]+[0-9]*\]|<[A-Za-z_/|]+[0-9]*>|<0x[0-9A-Fa-f]{2}>|<\|[^|]*\|>)$")
+_CACHE: "WeakKeyDictionary[BiotokTokenizer, dict[str, Vocab]]" = WeakKeyDictionary()
 
 
-@dataclass(frozen=True)
-class Piece:
+class Piece(NamedTuple):
     """A vocabulary entry in marker-free form: ``boundary`` is True at a word start ('▁', 'Ġ',
     or a WordPiece piece without '##'), or at a word end for '</w>' vocabularies."""
 
@@ -40,7 +41,7 @@ class Vocab:
     size: int  # all entries, specials included
     pieces: tuple[Piece, ...]
 
-    @property
+    @cached_property
     def forms(self) -> frozenset[str]:
         return frozenset(p.form for p in self.pieces)
 
@@ -131,6 +132,17 @@ def as_vocab(v: VocabLike, name: str | None = None, marker: str | None = None) -
     """Normalize a tokenizer, a {piece: id} map or a list of pieces into a :class:`Vocab`."""
     if isinstance(v, Vocab):
         return v
+    if isinstance(v, BiotokTokenizer) and name is None:
+        key = f"{v.name}\0{marker or v.marker}\0{v.vocab_size}"
+        cached = _CACHE.setdefault(v, {})
+        if key not in cached:
+            cached.clear()
+            cached[key] = _build_vocab(v, None, marker)
+        return cached[key]
+    return _build_vocab(v, name, marker)
+
+
+def _build_vocab(v: VocabLike, name: str | None, marker: str | None) -> Vocab:
     if isinstance(v, BiotokTokenizer):
         mapping = v.get_vocab()
         specials = _special_pieces(v)
@@ -143,7 +155,7 @@ def as_vocab(v: VocabLike, name: str | None = None, marker: str | None = None) -
         nm = name or "vocab"
     pieces = []
     for piece, idx in sorted(mapping.items(), key=lambda kv: kv[1]):
-        if piece in specials or _SPECIAL_RE.match(piece) or re.match(r"^\[unused\d+\]$", piece):
+        if piece in specials or (piece[:1] in "[<" and piece and _SPECIAL_RE.match(piece)):
             continue
         form, boundary = split_marker(piece, mk)
         if not form:  # the bare marker '▁' / 'Ġ': a word boundary, not a spelling
@@ -189,6 +201,20 @@ def _examples(voc: Vocab, forms: set[str], k: int) -> tuple[str, ...]:
     return tuple((seen + short)[:k])
 
 
+def _rank(voc: Vocab) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for i, p in enumerate(voc.pieces):
+        out.setdefault(p.form, i)
+    return out
+
+
+def _shared_examples(va: Vocab, vb: Vocab, shared: frozenset[str], k: int) -> tuple[str, ...]:
+    """Shared forms frequent in both (smallest sum of ranks), 4+ letters first: symmetric in a, b."""
+    ra, rb = _rank(va), _rank(vb)
+    order = sorted(shared, key=lambda f: (len(f) < 4, ra[f] + rb[f], f))
+    return tuple(order[:k])
+
+
 def diff_vocab(a: VocabLike, b: VocabLike, *, examples: int = 10) -> VocabDiff:
     """Compare two vocabularies on marker-free forms: sizes, shared, only-in-each, Jaccard."""
     va, vb = as_vocab(a), as_vocab(b)
@@ -210,7 +236,7 @@ def diff_vocab(a: VocabLike, b: VocabLike, *, examples: int = 10) -> VocabDiff:
         jaccard=len(shared) / len(union) if union else 1.0,
         duplicates_a=duplicates(va),
         duplicates_b=duplicates(vb),
-        examples_shared=_examples(va, set(shared), examples),
+        examples_shared=_shared_examples(va, vb, shared, examples),
         examples_only_a=_examples(va, set(fa - fb), examples),
         examples_only_b=_examples(vb, set(fb - fa), examples),
     )

@@ -76,7 +76,7 @@ class LegResult:
     name: str
     tokenizer: str
     vocab_size: int
-    fertility: float  # pieces per whitespace word on the held-out lines
+    fertility: float  # pieces per word on the held-out lines (see segmentation_stats)
     seq_len: float  # mean pieces per held-out line (no special tokens)
     pretrain_loss: float
     pretrain_steps: int
@@ -138,10 +138,21 @@ def split_corpus(cfg: AblationConfig, out: Path) -> tuple[Path, Path]:
 
 
 def segmentation_stats(tokenizer, lines: Sequence[str]) -> tuple[float, float]:
-    """(pieces per whitespace word, mean pieces per line), without special tokens."""
+    """(fertility, mean pieces per line) without special tokens.
+
+    With :mod:`biotok.metrics`: pieces per biotok word (the definition of ``biotok compare``);
+    without it: pieces per whitespace word.
+    """
+    try:
+        from biotok.metrics import fragmentation
+    except ImportError:
+        fragmentation = None
+    if fragmentation is not None:
+        f = fragmentation(tokenizer, lines)
+        return f.fertility, f.mean_sequence_length
     pieces = words = 0
     for b in range(0, len(lines), 512):
-        batch = lines[b : b + 512]
+        batch = list(lines[b : b + 512])
         pieces += sum(len(ids) for ids in tokenizer.encode_batch_ids(batch))
         words += sum(len(l.split()) for l in batch)
     return pieces / max(1, words), pieces / max(1, len(lines))
@@ -269,7 +280,8 @@ def format_table(cfg: AblationConfig, legs: Sequence[LegResult]) -> str:
             f"lr {cfg.lr}, pretraining seed {cfg.pretrain_seed}; NER task {cfg.task}, {cfg.ner_epochs} epochs, "
             f"lr {cfg.ner_lr}, seeds {', '.join(seeds)} (seqeval strict IOB2 micro-F1 on test). "
             f"MLM: whole-word top-k on {legs[0].mlm_words if legs else 0} held-out words, the same for every "
-            f"tokenizer. Fertility: pieces per whitespace word on the held-out lines.\n")
+            f"tokenizer. Fertility: pieces per word (biotok words, as in `biotok compare`), seq len: pieces per "
+            f"line, both on the held-out lines.\n")
     return "\n".join(rows) + "\n" + note
 
 

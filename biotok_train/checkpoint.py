@@ -52,11 +52,19 @@ def save_hf_tokenizer(data_tokenizer_dir: Path, out: Path, *, seq_len: int) -> N
 
 def save_model(module: nn.Module, out: Path) -> None:
     """The main model (and the ELECTRA generator) with ``save_pretrained`` (safetensors)."""
+    from transformers.utils import logging as hf_logging
+
     from biotok_train.models import main_model
 
-    main_model(module).save_pretrained(str(out))
-    if hasattr(module, "generator"):
-        module.generator.save_pretrained(str(out / "generator"))
+    was = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()  # no "Writing model shards" bar at every checkpoint
+    try:
+        main_model(module).save_pretrained(str(out))
+        if hasattr(module, "generator"):
+            module.generator.save_pretrained(str(out / "generator"))
+    finally:
+        if was:
+            hf_logging.enable_progress_bar()
 
 
 def rng_state() -> dict:

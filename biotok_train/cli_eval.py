@@ -57,12 +57,13 @@ def _data_dir_option(f):
 @click.option("--quiet", "-q", is_flag=True)
 def ner(model, data, data_dir, epochs, lr, seed, batch_size, max_steps, max_length, patience, out, quiet) -> None:
     """Fine-tune MODEL for NER and score test with seqeval (entity level, strict IOB2)."""
-    from biotok_train.finetune import NerConfig, finetune_ner, format_report
+    from biotok_train.finetune import NerConfig, finetune_ner, format_report, load_model_tokenizer
     from biotok_train.readers import load_dataset
 
     cfg = NerConfig(epochs=epochs, lr=lr, seed=seed, batch_size=batch_size, max_steps=max_steps,
                     max_length=max_length, patience=patience)
     ds = load_dataset(data, data_dir)
+    load_model_tokenizer(model)  # fail before any output when the model is not there
     if not quiet:
         click.echo(f"{ds.name}: {len(ds.train)} train / {len(ds.dev)} dev / {len(ds.test)} test sentences, "
                    f"{len(ds.types)} types", err=True)

@@ -74,3 +74,24 @@ def barrier(d: Dist) -> None:
 def teardown(d: Dist) -> None:
     if d.enabled and dist.is_initialized():
         dist.destroy_process_group()
+
+
+def weights_digest(module: torch.nn.Module) -> str:
+    """sha256 of every parameter's bytes: equal digests mean bit-identical weights."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for name, p in sorted(module.state_dict().items()):
+        h.update(name.encode())
+        h.update(p.detach().to("cpu").contiguous().view(-1).view(torch.uint8).numpy().tobytes())
+    return h.hexdigest()
+
+
+def rank_digests(module: torch.nn.Module, d: Dist) -> list[str]:
+    """The weights digest of every rank (rank order); DDP replicas must all agree."""
+    mine = weights_digest(module)
+    if not d.enabled:
+        return [mine]
+    out: list[str] = [""] * d.world
+    dist.all_gather_object(out, mine)
+    return out

@@ -222,11 +222,12 @@ def load_mlm(model_path: str | os.PathLike[str]):
     from transformers import AutoModelForMaskedLM
 
     from biotok.errors import BiotokError
-    from biotok_train.finetune import load_model_tokenizer
+    from biotok_train.finetune import load_model_tokenizer, quiet_transformers
 
     tok = load_model_tokenizer(model_path)
     try:
-        model = AutoModelForMaskedLM.from_pretrained(str(model_path))
+        with quiet_transformers():
+            model = AutoModelForMaskedLM.from_pretrained(str(model_path))
     except (OSError, ValueError) as e:
         raise BiotokError(f"cannot load a masked LM from {model_path}: {str(e).splitlines()[0]}") from None
     model.to(torch.device("cuda" if torch.cuda.is_available() else "cpu")).eval()

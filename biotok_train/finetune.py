@@ -2,13 +2,13 @@
 
 Words come from :mod:`biotok_train.readers` (word-level IOB2). Each word is tokenized on its own
 (``is_pretokenized``), the label goes on its first piece and the other pieces get -100. Training
-stops early on the dev micro-F1; the best dev state is scored on test with seqeval, entity level,
+stops early on the dev micro-F1 (dev loss breaks ties); the best dev state is scored on test with seqeval, entity level,
 strict IOB2 mode: precision, recall, F1 per type, micro and macro averages.
 """
 
 from __future__ import annotations
 
-import copy
+import contextlib
 import json
 import math
 import os
@@ -25,9 +25,22 @@ from biotok_train.readers import NerDataset, Sentence
 
 # --- tokenizer and model loading ---------------------------------------------------------------
 def load_model_tokenizer(model: str | os.PathLike[str]) -> BiotokTokenizer:
-    """The tokenizer of a model directory: biotok's loader first, then ``AutoTokenizer``."""
+    """The tokenizer of a model directory: biotok's loader first, then ``AutoTokenizer``.
+
+    Truncation and padding saved in tokenizer.json are switched off: callers cut and pad.
+    """
+    tok = _load_tokenizer(model)
+    tok.backend.no_truncation()
+    tok.backend.no_padding()
+    return tok
+
+
+def _load_tokenizer(model: str | os.PathLike[str]) -> BiotokTokenizer:
     from biotok.tokenizer import load
 
+    m = str(model)
+    if not Path(m).exists() and (m.startswith((".", "/", "~")) or m.count("/") > 1):  # a path, not a hub id
+        raise TokenizerLoadError(f"model not found: {m} (a directory with config.json and a tokenizer)")
     try:
         return load(model)
     except TokenizerLoadError:
@@ -35,13 +48,29 @@ def load_model_tokenizer(model: str | os.PathLike[str]) -> BiotokTokenizer:
     try:
         from transformers import AutoTokenizer
 
-        hf = AutoTokenizer.from_pretrained(str(model))
+        hf = AutoTokenizer.from_pretrained(m)
     except Exception as e:  # transformers raises OSError/ValueError/... for unknown models
-        raise TokenizerLoadError(f"cannot load a tokenizer from {model}: {str(e).splitlines()[0]}") from None
+        raise TokenizerLoadError(f"cannot load a tokenizer from {m}: {str(e).splitlines()[0]}") from None
     if not getattr(hf, "is_fast", False):
-        raise TokenizerLoadError(f"{model}: a fast tokenizer (tokenizer.json) is needed for word ids")
+        raise TokenizerLoadError(f"{m}: a fast tokenizer (tokenizer.json) is needed for word ids")
     specials = {r: getattr(hf, f"{r}_token", None) for r in ("pad", "unk", "cls", "sep", "mask", "bos", "eos")}
-    return BiotokTokenizer(hf.backend_tokenizer, name=Path(str(model)).name, source=str(model), specials=specials)
+    return BiotokTokenizer(hf.backend_tokenizer, name=Path(m).name, source=m, specials=specials)
+
+
+@contextlib.contextmanager
+def quiet_transformers():
+    """Silence transformers' loading bars and "newly initialized weights" notes (expected here)."""
+    from transformers.utils import logging as hf_logging
+
+    verbosity, bars = hf_logging.get_verbosity(), hf_logging.is_progress_bar_enabled()
+    hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        hf_logging.set_verbosity(verbosity)
+        if bars:
+            hf_logging.enable_progress_bar()
 
 
 def frame_ids(tok: BiotokTokenizer) -> tuple[int, int, int]:
@@ -188,6 +217,12 @@ def score(gold: list[list[str]], pred: list[list[str]]) -> dict:
 def predict(model, tok: BiotokTokenizer, sentences: Sequence[Sentence], labels: list[str],
             max_length: int, batch_size: int = 32) -> list[list[str]]:
     """Word-level tags: the argmax label of each word's first piece ('O' for a word without pieces)."""
+    return _predict(model, tok, sentences, labels, max_length, batch_size)[0]
+
+
+def _predict(model, tok: BiotokTokenizer, sentences: Sequence[Sentence], labels: list[str],
+             max_length: int, batch_size: int) -> tuple[list[list[str]], float]:
+    """Tags and the mean token-classification loss (the dev tie-breaker)."""
     import torch
 
     label2id = {l: i for i, l in enumerate(labels)}
@@ -195,14 +230,17 @@ def predict(model, tok: BiotokTokenizer, sentences: Sequence[Sentence], labels: 
     out = [["O"] * len(s.words) for s in sentences]
     device = next(model.parameters()).device
     model.eval()
+    total, n = 0.0, 0
     with torch.no_grad():
-        for sel, ids, mask, _ in _batches(chunks, batch_size, frame_ids(tok)[2], list(range(len(chunks)))):
-            best = model(input_ids=ids.to(device), attention_mask=mask.to(device)).logits.argmax(-1).cpu()
+        for sel, ids, mask, lab in _batches(chunks, batch_size, frame_ids(tok)[2], list(range(len(chunks)))):
+            res = model(input_ids=ids.to(device), attention_mask=mask.to(device), labels=lab.to(device))
+            total, n = total + float(res.loss) * len(sel), n + len(sel)
+            best = res.logits.argmax(-1).cpu()
             for r, c in enumerate(sel):
                 for k, p in enumerate(c.word_pos):
                     if p >= 0:
                         out[c.sentence][c.first_word + k] = labels[int(best[r, p])]
-    return out
+    return out, total / max(1, n)
 
 
 # --- training ------------------------------------------------------------------------------------
@@ -217,7 +255,6 @@ def finetune_ner(
     """Fine-tune ``model_path`` on ``dataset``; write results.json and test_predictions.tsv to ``out``."""
     import torch
     from transformers import AutoModelForTokenClassification
-    from transformers.utils import logging as hf_logging
 
     t0 = time.time()
     random.seed(config.seed)
@@ -228,16 +265,13 @@ def finetune_ner(
     train = list(dataset.train[: config.max_train_sentences] if config.max_train_sentences else dataset.train)
     if not train or not dataset.dev or not dataset.test:
         raise ConfigError(f"dataset {dataset.name}: train, dev and test must all be non-empty")
-    verbosity = hf_logging.get_verbosity()
-    hf_logging.set_verbosity_error()  # "some weights are newly initialized" is expected here
     try:
-        model = AutoModelForTokenClassification.from_pretrained(
-            str(model_path), num_labels=len(labels), id2label=dict(enumerate(labels)), label2id=label2id
-        )
+        with quiet_transformers():
+            model = AutoModelForTokenClassification.from_pretrained(
+                str(model_path), num_labels=len(labels), id2label=dict(enumerate(labels)), label2id=label2id
+            )
     except (OSError, ValueError) as e:
         raise BiotokError(f"cannot load model {model_path}: {str(e).splitlines()[0]}") from None
-    finally:
-        hf_logging.set_verbosity(verbosity)
     max_len = min(config.max_length, getattr(model.config, "max_position_embeddings", config.max_length) - 2)
     if getattr(model.config, "vocab_size", tok.vocab_size) < tok.vocab_size:
         raise ConfigError(f"{model_path}: tokenizer has {tok.vocab_size} ids, model only {model.config.vocab_size}")
@@ -258,7 +292,7 @@ def finetune_ner(
         optim, lambda s: min((s + 1) / warm, max(0.0, (total - s) / max(1, total - warm)))
     )
     gen = random.Random(config.seed)
-    best_f1, best_epoch, best_state, bad, step = -1.0, 0, None, 0, 0
+    best_f1, best_loss, best_epoch, best_state, bad, step = -1.0, math.inf, 0, None, 0, 0
     history: list[dict] = []
     pad = frame_ids(tok)[2]
     for epoch in range(1, config.epochs + 1):
@@ -277,13 +311,15 @@ def finetune_ner(
             optim.zero_grad()
             losses.append(float(loss.detach()))
             step += 1
-        dev_pred = predict(model, tok, dataset.dev, labels, max_len, config.batch_size * 2)
+        dev_pred, dev_loss = _predict(model, tok, dataset.dev, labels, max_len, config.batch_size * 2)
         dev_f1 = score([list(s.tags) for s in dataset.dev], dev_pred)["micro avg"]["f1-score"]
-        history.append({"epoch": epoch, "steps": step, "train_loss": sum(losses) / max(1, len(losses)), "dev_micro_f1": dev_f1})
+        history.append({"epoch": epoch, "steps": step, "train_loss": sum(losses) / max(1, len(losses)),
+                        "dev_loss": dev_loss, "dev_micro_f1": dev_f1})
         if progress:
-            print(f"  epoch {epoch}: loss {history[-1]['train_loss']:.4f}  dev micro-F1 {dev_f1:.4f}", flush=True)
-        if dev_f1 > best_f1:
-            best_f1, best_epoch, bad = dev_f1, epoch, 0
+            print(f"  epoch {epoch}: loss {history[-1]['train_loss']:.4f}  dev loss {dev_loss:.4f}  "
+                  f"dev micro-F1 {dev_f1:.4f}", flush=True)
+        if dev_f1 > best_f1 or (dev_f1 == best_f1 and dev_loss < best_loss):  # F1 first, dev loss breaks ties
+            best_f1, best_loss, best_epoch, bad = dev_f1, dev_loss, epoch, 0
             best_state = {k: v.detach().to("cpu", copy=True) for k, v in model.state_dict().items()}
         else:
             bad += 1

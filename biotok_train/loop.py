@@ -166,8 +166,13 @@ def pretrain(
     *,
     resume: bool = False,
     progress: bool = True,
+    stop_after: int | None = None,
 ) -> PretrainResult:
-    """Pretrain a model on prepared ``data``; save it (HF format) and its state under ``out``."""
+    """Pretrain a model on prepared ``data``; save it (HF format) and its state under ``out``.
+
+    ``stop_after`` ends this call after that many steps of the run (a checkpoint is saved), for
+    time-sliced jobs: call again with ``resume=True`` to continue the same schedule.
+    """
     config.validate()
     out = Path(out)
     packed = PackedData(data)  # raises DataError for a missing or broken directory
@@ -211,7 +216,7 @@ def pretrain(
     electra = config.objective == "electra"
     per_step = config.batch_size * config.grad_accum * d.world
 
-    def save(step: int) -> None:
+    def save(step: int, digests: list[str] | None = None) -> None:
         if d.main:
             ckpt.save_model(module, out)
             ckpt.save_hf_tokenizer(packed.path / "tokenizer", out, seq_len=packed.seq_len)
@@ -225,6 +230,7 @@ def pretrain(
                 "config": config.to_dict(), "step": step, "tokenizer_fingerprint": fingerprint,
                 "data": str(packed.path), "seq_len": packed.seq_len, "num_params": n_params,
                 "model": "discriminator" if electra else config.arch,
+                "world_size": d.world, "rank_weight_sha256": digests,
             })
         D.barrier(d)
 
@@ -242,7 +248,8 @@ def pretrain(
     module.train()
     try:
         with _Stop() as stop:
-            for step in range(start, config.steps):
+            end = config.steps if stop_after is None else max(start, min(config.steps, stop_after))
+            for step in range(start, end):
                 step_metrics: dict[str, torch.Tensor] = {}
                 step_tokens = 0
                 for micro in range(config.grad_accum):
@@ -296,7 +303,7 @@ def pretrain(
                 pending.append((step + 1, step_metrics))
                 if bar is not None:
                     bar.update(1)
-                done = step + 1 == config.steps
+                done = step + 1 == end
                 if (step + 1) % config.log_every == 0 or done:
                     last = _flush(pending, losses, d, metrics_file, bar, scheduler, window_tokens,
                                   time.perf_counter() - window_start, n_params, peak, tokens_seen)
@@ -315,7 +322,7 @@ def pretrain(
                         pending, window_tokens, window_start = [], 0, time.perf_counter()
                     save(step + 1)
         elapsed = time.perf_counter() - run_start
-        save(config.steps)
+        save(end, D.rank_digests(module, d))
     finally:
         if bar is not None:
             bar.close()
@@ -324,7 +331,7 @@ def pretrain(
     tps = run_tokens / elapsed if elapsed > 0 and run_tokens else 0.0
     mfu = 6 * n_params * tps / peak if peak else None
     D.teardown(d)
-    return PretrainResult(out=out, steps=config.steps, final_loss=losses[-1] if losses else math.nan,
+    return PretrainResult(out=out, steps=end, final_loss=losses[-1] if losses else math.nan,
                           losses=losses, tokens_per_second=tps, mfu=mfu, num_params=n_params, metrics=last)
 
 
@@ -351,7 +358,7 @@ def _flush(pending, losses, d, metrics_file, bar, scheduler, tokens, seconds, n_
         losses.append(values["loss"])
         row = {"step": step, **values}
     tps = tokens / seconds if seconds > 0 else 0.0
-    row.update(lr=scheduler.get_last_lr()[0], tokens_per_s=tps, tokens=tokens_seen,
+    row.update(lr=scheduler.get_last_lr()[0], tokens_per_s=tps, tokens=tokens_seen, time=time.time(),
                mfu=(6 * n_params * tps / peak) if peak else None)
     if metrics_file is not None:
         metrics_file.write(json.dumps(row) + "\n")

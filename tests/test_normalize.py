@@ -145,5 +145,8 @@ def test_offsets_map_back_into_the_original(cfg, text):
         if not composed:
             # the original span, normalized on its own, gives back the word (one character
             # such as "½" can expand to several words under NFKC, each mapping to it)
-            assert word in normalize(text[start:end], cfg).split()
+            # (the exponent marker "^" is inserted between two characters, so it belongs to
+            # neither span)
+            spans = [w.replace("^", "") for w in normalize(text[start:end], cfg).split()]
+            assert word.replace("^", "") in spans
         prev_start = start

@@ -146,3 +146,23 @@ def test_large_reference_tokenizer_uint16(shared_data, sample_lines, tmp_path):
     src.write_text("\n".join(sample_lines[:10]) + "\n", encoding="utf-8")
     p = prepare([str(src)], shared_data / "tokenizers" / "camemberta-base", 128, tmp_path / "d", progress=False)
     assert p.vocab_size == 32003 and p.dtype == "uint16"
+
+
+def test_batches_frame_segments_and_swap_for_sop(prepared):
+    from biotok_train.data import PackedData
+
+    data = PackedData(prepared.path)
+    idx = np.arange(min(32, len(data)))
+    plain, sop = data.batch(idx), data.batch(idx, sop=True, seed=3)
+    assert 0 < sop.sop_labels.sum() < len(idx)  # some swapped, some not
+    seqs = np.load(prepared.path / "sequences.npy")
+    for row, i in enumerate(idx):
+        s, p, e = seqs[i]
+        ids = plain.input_ids[row].tolist()
+        a, b = ids[1 : 1 + p - s], ids[2 + p - s : 2 + e - s]
+        assert ids[0] == data.cls_id and ids[1 + p - s] == data.sep_id and ids[2 + e - s] == data.sep_id
+        assert plain.token_type_ids[row].tolist().count(1) == len(b) + 1
+        sid = sop.input_ids[row].tolist()
+        first, second = (b, a) if sop.sop_labels[row] else (a, b)
+        assert sid[1 : 1 + len(first)] == first and sid[2 + len(first) : 2 + len(first) + len(second)] == second
+    assert not plain.word_starts[plain.special].any()

@@ -1,0 +1,142 @@
+"""Tokens/s of ``biotok-train mlm`` (our loop) vs a plain HF ``Trainer`` + ``DataCollatorForLanguageModeling``.
+
+Same model (BertForMaskedLM from the same config and seed), same packed data, same batch size,
+same number of steps, in one process; the first ``--skip`` steps (warm-up, compilation) are not
+timed on either side. Prints both figures and the ratio, and writes a JSON.
+
+    python benchmarks/pretrain_throughput.py --size tiny --steps 30 --batch-size 16          # CPU
+    python benchmarks/pretrain_throughput.py --size base --steps 60 --batch-size 32 --compile  # GPU
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import torch
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from biotok_train.checkpoint import save_hf_tokenizer  # noqa: E402
+from biotok_train.data import PackedData  # noqa: E402
+from biotok_train.loop import PretrainConfig, peak_flops, pretrain  # noqa: E402
+from biotok_train.models import Vocab, build, count_params  # noqa: E402
+from biotok_train.prepare import prepare  # noqa: E402
+
+
+def ours(data: Path, args, out: Path) -> dict:
+    cfg = PretrainConfig(size=args.size, steps=args.steps, batch_size=args.batch_size, lr=1e-4, warmup=0.0,
+                         seed=0, bf16=True, compile=args.compile, log_every=1, device=args.device)
+    r = pretrain(data, cfg, out, progress=False)
+    rows = [json.loads(l) for l in (out / "metrics.jsonl").read_text().splitlines()]
+    a, b = rows[args.skip - 1], rows[-1]
+    tps = (b["tokens"] - a["tokens"]) / (b["time"] - a["time"])
+    return {"tokens_per_s": tps, "final_loss": r.final_loss, "params": r.num_params}
+
+
+class _Timer:
+    """A TrainerCallback that stamps the end of every step."""
+
+    def __init__(self):
+        from transformers import TrainerCallback
+
+        stamps = self.stamps = []
+
+        class CB(TrainerCallback):
+            def on_step_end(self, args, state, control, **kw):
+                if torch.cuda.is_available():
+                    torch.cuda.synchronize()
+                stamps.append(time.perf_counter())
+
+        self.callback = CB()
+
+
+def hf_trainer(data: Path, args, work: Path) -> dict:
+    from transformers import (AutoTokenizer, DataCollatorForLanguageModeling, Trainer, TrainingArguments)
+
+    packed = PackedData(data)
+    save_hf_tokenizer(data / "tokenizer", work / "tok", seq_len=packed.seq_len)
+    tok = AutoTokenizer.from_pretrained(work / "tok")
+    torch.manual_seed(0)
+    vocab = Vocab(packed.vocab_size, packed.pad_id, packed.cls_id, packed.sep_id, packed.mask_id)
+    model = build("mlm", "bert", args.size, vocab, packed.seq_len).model
+
+    class DS(torch.utils.data.Dataset):
+        def __len__(self):
+            return len(packed)
+
+        def __getitem__(self, i):
+            b = packed.batch([i])
+            return {"input_ids": b.input_ids[0], "token_type_ids": b.token_type_ids[0],
+                    "attention_mask": b.attention_mask[0]}
+
+    cuda = torch.cuda.is_available() and args.device != "cpu"
+    targs = TrainingArguments(
+        output_dir=str(work / "hf"), per_device_train_batch_size=args.batch_size, max_steps=args.steps,
+        learning_rate=1e-4, warmup_steps=0, bf16=cuda, logging_steps=10_000, save_strategy="no",
+        report_to=[], dataloader_num_workers=0, seed=0, torch_compile=args.compile, use_cpu=not cuda,
+        disable_tqdm=True,
+    )
+    timer = _Timer()
+    trainer = Trainer(model=model, args=targs, train_dataset=DS(),
+                      data_collator=DataCollatorForLanguageModeling(tok, mlm_probability=0.15),
+                      callbacks=[timer.callback])
+    trainer.train()
+    s = timer.stamps
+    tokens = args.batch_size * packed.seq_len * (len(s) - args.skip)
+    return {"tokens_per_s": tokens / (s[-1] - s[args.skip - 1])}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--data", type=Path, help="prepared data dir (default: prepare the sample corpus)")
+    ap.add_argument("--tokenizer", default=str(REPO.parent / "shared/data/tokenizers/camemberta-base"))
+    ap.add_argument("--corpus", default=str(REPO / "corpora/sample/e3c_pamj_fr.txt"))
+    ap.add_argument("--seq-len", type=int, default=128)
+    ap.add_argument("--size", default="tiny")
+    ap.add_argument("--steps", type=int, default=30)
+    ap.add_argument("--skip", type=int, default=5, help="untimed first steps")
+    ap.add_argument("--batch-size", type=int, default=16)
+    ap.add_argument("--compile", action="store_true")
+    ap.add_argument("--device", default=None)
+    ap.add_argument("--threads", type=int, default=None, help="CPU threads (torch.set_num_threads)")
+    ap.add_argument("--json", type=Path, default=Path("pretrain_throughput.json"))
+    args = ap.parse_args()
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        data = args.data or prepare([args.corpus], args.tokenizer, args.seq_len, work / "data", progress=False).path
+        a = ours(data, args, work / "ours")
+        b = hf_trainer(data, args, work)
+    device = torch.cuda.get_device_name() if torch.cuda.is_available() and args.device != "cpu" else \
+        f"CPU ({platform.processor() or platform.machine()}, {torch.get_num_threads()} threads)"
+    peak = peak_flops(torch.device("cuda" if "CPU" not in device else "cpu"), None)
+    ratio = a["tokens_per_s"] / b["tokens_per_s"]
+    result = {
+        "device": device, "size": args.size, "seq_len": PackedData(data).seq_len if args.data else args.seq_len,
+        "batch_size": args.batch_size, "steps": args.steps, "timed_steps": args.steps - args.skip,
+        "compile": args.compile, "params": a["params"],
+        "biotok_tokens_per_s": a["tokens_per_s"], "hf_trainer_tokens_per_s": b["tokens_per_s"],
+        "ratio": ratio,
+        "biotok_mfu": 6 * a["params"] * a["tokens_per_s"] / peak if peak else None,
+        "hf_mfu": 6 * a["params"] * b["tokens_per_s"] / peak if peak else None,
+        "torch": torch.__version__,
+    }
+    args.json.write_text(json.dumps(result, indent=2) + "\n")
+    mfu = lambda x: f"{100 * x:.1f} %" if x is not None else "n/a"  # noqa: E731
+    print(f"device            {device}")
+    print(f"model             bert-{args.size}, {a['params'] / 1e6:.1f} M params, batch {args.batch_size} x {result['seq_len']}")
+    print(f"biotok-train mlm  {a['tokens_per_s']:>12,.0f} tokens/s   MFU {mfu(result['biotok_mfu'])}")
+    print(f"HF Trainer        {b['tokens_per_s']:>12,.0f} tokens/s   MFU {mfu(result['hf_mfu'])}")
+    print(f"ratio             {ratio:.2f}x   -> {args.json}")
+
+
+if __name__ == "__main__":
+    main()
