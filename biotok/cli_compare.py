@@ -75,6 +75,11 @@ def _clean(obj: Any) -> Any:
     return obj
 
 
+def _show(piece: str) -> str:
+    """A piece as printed: quoted when it holds whitespace or is not printable (e.g. '\n')."""
+    return repr(piece) if not piece.isprintable() or any(c.isspace() for c in piece) else piece
+
+
 def _f(x: float, digits: int = 3) -> str:
     return "n/a" if isinstance(x, float) and math.isnan(x) else f"{x:.{digits}f}"
 
@@ -194,7 +199,7 @@ def _print_vocab(vocabs, dup, pairs, examples: int) -> None:
     click.echo(_table(rows, right={2, 3, 4}))
     for v in vocabs:
         if dup[v.name] and examples:
-            ex = ", ".join(f"{a}/{b}" for a, b in dup[v.name][:examples])
+            ex = ", ".join(f"{_show(a)}/{_show(b)}" for a, b in dup[v.name][:examples])
             click.echo(f"  {v.name} duplicates e.g.: {ex}")
     if pairs:
         click.echo("\nPairwise overlap of marker-free forms")
@@ -205,9 +210,9 @@ def _print_vocab(vocabs, dup, pairs, examples: int) -> None:
         if examples:
             for d in pairs:
                 click.echo(f"  {d.name_a} / {d.name_b}:")
-                click.echo(f"    shared:           {', '.join(d.examples_shared)}")
-                click.echo(f"    only {d.name_a}: {', '.join(d.examples_only_a)}")
-                click.echo(f"    only {d.name_b}: {', '.join(d.examples_only_b)}")
+                click.echo(f"    shared:           {', '.join(map(_show, d.examples_shared))}")
+                click.echo(f"    only {d.name_a}: {', '.join(map(_show, d.examples_only_a))}")
+                click.echo(f"    only {d.name_b}: {', '.join(map(_show, d.examples_only_b))}")
 
 
 def _print_corpus(cmp, corpus) -> None:
@@ -246,6 +251,7 @@ def _plot(path: Path, toks, vocabs, cmp, table) -> None:
         fig, ax = plt.subplots(figsize=(max(6, 1.5 * len(names) + 3), 4))
         bars = ax.bar(names, vals, color=[f"C{i}" for i in range(len(names))])
         ax.bar_label(bars, fmt="%.2f", padding=2)
+        ax.set_ylim(0, max(vals) * 1.15 if vals and max(vals) > 0 else 1)
         ax.set_title(f"Mean pieces per term ({len(table.rows)} terms)")
         ax.set_xlabel("tokenizer")
         ax.set_ylabel("pieces per term")

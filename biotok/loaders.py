@@ -70,14 +70,39 @@ def _load_path(
     return tok
 
 
+def normalizer_lowercases(backend: Tokenizer) -> bool:
+    """True when the tokenizer's own normalizer lowercases (Lowercase, or BertNormalizer lowercase)."""
+    if backend.normalizer is None:
+        return False
+    try:
+        spec = json.loads(backend.normalizer.__getstate__())
+    except (ValueError, TypeError, AttributeError):  # pragma: no cover - exotic normalizer
+        return False
+
+    def walk(node) -> bool:
+        if isinstance(node, dict):
+            if node.get("type") == "Lowercase" or (node.get("type") == "BertNormalizer" and node.get("lowercase")):
+                return True
+            return any(walk(v) for v in node.get("normalizers", []))
+        return False
+
+    return walk(spec)
+
+
+def _hf(p: Path, *, lowercase: bool | None, name: str | None) -> BiotokTokenizer:
+    tok = load_hf(p, name=name)
+    if lowercase is not None:
+        tok.lowercase = lowercase
+    elif tok.lowercase is None:
+        tok.lowercase = normalizer_lowercases(tok.backend)
+    return tok
+
+
 def _load_dir(d: Path, *, lowercase: bool | None, name: str | None) -> BiotokTokenizer:
     if (d / "tokenizer.json").is_file() or (d / "tokenizer.json.gz").is_file():
         # the complete description wins over partial files (e.g. camembertv2's vocab.txt
         # holds "\n" as a token and cannot be read line by line)
-        tok = load_hf(d, name=name)
-        if lowercase is not None:
-            tok.lowercase = lowercase
-        return tok
+        return _hf(d, lowercase=lowercase, name=name)
     found: list[str] = []
     spm = [d / n for n in SPM_NAMES if (d / n).is_file()]
     if spm:
@@ -115,10 +140,7 @@ def _load_file(f: Path, *, lowercase: bool | None, name: str | None) -> BiotokTo
             if not merges.is_file():
                 raise TokenizerLoadError(f"{f} is a BPE vocabulary but {merges} is missing beside it")
             return load_bpe(f, merges, lowercase=lowercase, name=stem_name)
-        tok = load_hf(f, name=stem_name)
-        if lowercase is not None:
-            tok.lowercase = lowercase
-        return tok
+        return _hf(f, lowercase=lowercase, name=stem_name)
     if fname == "merges.txt":
         vocab = f.with_name("vocab.json")
         if not vocab.is_file():
@@ -315,4 +337,5 @@ def load_spm(path: Path, *, name: str | None = None) -> BiotokTokenizer:
 
     backend = spm_to_tokenizer(path, normalizer="spm")
     specials = read_special_tokens(path.parent)
-    return BiotokTokenizer(backend, name=name or path.parent.name, source=str(path), specials=specials, marker="▁")
+    return BiotokTokenizer(backend, name=name or path.parent.name, source=str(path), specials=specials,
+                           marker="▁", lowercase=normalizer_lowercases(backend))

@@ -408,11 +408,16 @@ class TermRow:
     term: str
     category: str
     pieces: tuple[tuple[str, ...], ...]
-    surfaces: tuple[tuple[str, ...], ...]
+    surfaces: tuple[tuple[str, ...], ...]  # the term's characters under each piece; UNK as itself
+    unknown: tuple[bool, ...]  # per tokenizer: some piece is the UNK token
+
+    def whole(self, i: int) -> bool:
+        """True when tokenizer i keeps the term as one known piece."""
+        return len(self.pieces[i]) == 1 and not self.unknown[i]
 
     def cell(self, i: int) -> str:
-        """'✓' when the term is one piece, else the surface pieces joined by '-'."""
-        return "✓" if len(self.pieces[i]) == 1 else "-".join(self.surfaces[i])
+        """'✓' when the term is one known piece, else the surface pieces joined by '-'."""
+        return "✓" if self.whole(i) else "-".join(self.surfaces[i])
 
 
 @dataclass(frozen=True)
@@ -421,7 +426,7 @@ class TermTable:
     rows: tuple[TermRow, ...]
 
     def one_piece_share(self, i: int) -> float:
-        return ratio(sum(len(r.pieces[i]) == 1 for r in self.rows), len(self.rows))
+        return ratio(sum(r.whole(i) for r in self.rows), len(self.rows))
 
     def mean_pieces(self, i: int) -> float:
         return ratio(sum(len(r.pieces[i]) for r in self.rows), len(self.rows))
@@ -431,7 +436,7 @@ class TermTable:
             "tokenizers": list(self.names),
             "terms": [
                 {"term": r.term, "category": r.category,
-                 "segmentations": {n: {"pieces": list(p), "cell": r.cell(i)}
+                 "segmentations": {n: {"pieces": list(p), "cell": r.cell(i), "one_piece": r.whole(i)}
                                    for i, (n, p) in enumerate(zip(self.names, r.pieces))}}
                 for r in self.rows
             ],
@@ -451,15 +456,19 @@ def read_terms(lines: Iterable[str]) -> list[tuple[str, str]]:
     return out
 
 
-def _surface(term: str, piece: str, span: tuple[int, int]) -> str:
+def _surface(term: str, piece: str, span: tuple[int, int], unk: str | None) -> str:
+    """The characters of ``term`` under a piece; the bare marker ('▁', 'Ġ') and UNK as themselves."""
     a, b = span
-    return term[a:b] if b > a else piece
+    if piece == unk or piece in ("▁", "Ġ") or b <= a:
+        return piece
+    return term[a:b]
 
 
 def segment_terms(tokenizers: Sequence[BiotokTokenizer], terms: Sequence[tuple[str, str]]) -> TermTable:
     """Segment each term alone with every tokenizer (no special tokens)."""
     texts = [t for t, _ in terms]
     per_tok = [tok.backend.encode_batch(texts, add_special_tokens=False) for tok in tokenizers]
+    unks = [tok.specials.get("unk") for tok in tokenizers]
     rows = []
     for j, (term, cat) in enumerate(terms):
         encs = [encs[j] for encs in per_tok]
@@ -467,6 +476,8 @@ def segment_terms(tokenizers: Sequence[BiotokTokenizer], terms: Sequence[tuple[s
             term=term,
             category=cat,
             pieces=tuple(tuple(e.tokens) for e in encs),
-            surfaces=tuple(tuple(_surface(term, p, s) for p, s in zip(e.tokens, e.offsets)) for e in encs),
+            surfaces=tuple(tuple(_surface(term, p, s, u) for p, s in zip(e.tokens, e.offsets))
+                           for e, u in zip(encs, unks)),
+            unknown=tuple(u is not None and u in e.tokens for e, u in zip(encs, unks)),
         ))
     return TermTable(names=tuple(t.name for t in tokenizers), rows=tuple(rows))

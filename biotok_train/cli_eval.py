@@ -73,6 +73,33 @@ def ner(model, data, data_dir, epochs, lr, seed, batch_size, max_steps, max_leng
         click.echo(f"wrote {out / 'results.json'}", err=True)
 
 
+@click.command("classify")
+@click.argument("model")
+@click.option("--data", default="frenchmedmcqa-nbr", show_default=True, metavar="NAME",
+              help="frenchmedmcqa-nbr: number of correct answers (1-5) of a FrenchMedMCQA question.")
+@_data_dir_option
+@click.option("--epochs", type=click.IntRange(min=1), default=3, show_default=True)
+@click.option("--lr", type=click.FloatRange(min=0, min_open=True), default=5e-5, show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--batch-size", type=click.IntRange(min=1), default=16, show_default=True)
+@click.option("--max-steps", type=click.IntRange(min=0), default=0, show_default=True, help="0: no cap.")
+@click.option("--max-length", type=click.IntRange(min=8), default=256, show_default=True)
+@click.option("--patience", type=click.IntRange(min=1), default=2, show_default=True)
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None)
+@click.option("--quiet", "-q", is_flag=True)
+def classify(model, data, data_dir, epochs, lr, seed, batch_size, max_steps, max_length, patience, out, quiet) -> None:
+    """Fine-tune MODEL on a sentence-level classification task: accuracy and macro-F1 on test."""
+    from biotok_train.finetune import NerConfig, finetune_cls, format_cls_report, load_model_tokenizer
+    from biotok_train.readers import load_cls_dataset
+
+    cfg = NerConfig(epochs=epochs, lr=lr, seed=seed, batch_size=batch_size, max_steps=max_steps,
+                    max_length=max_length, patience=patience)
+    ds = load_cls_dataset(data, data_dir)
+    load_model_tokenizer(model)
+    result = finetune_cls(model, ds, cfg, out, progress=not quiet)
+    click.echo(format_cls_report(result))
+
+
 @click.command("eval-mlm")
 @click.argument("model")
 @click.option("--corpus", "corpus", multiple=True, required=True, help="Text file(s), .gz/.xz, .jsonl (repeatable).")
@@ -150,6 +177,6 @@ def ablate_cmd(tokenizers, corpus, field_name, task, data_dir, size, budget, bat
 
 
 def register(group: click.Group) -> None:
-    for cmd in (ner, eval_mlm_cmd, fill_mask_cmd, ablate_cmd):
+    for cmd in (ner, classify, eval_mlm_cmd, fill_mask_cmd, ablate_cmd):
         group.add_command(cmd)
 

@@ -362,3 +362,179 @@ def format_report(result: NerResult) -> str:
         r = rep[k]
         lines.append(f"{k:<14}{r['precision']:>8.4f}{r['recall']:>8.4f}{r['f1-score']:>8.4f}{r['support']:>9}")
     return "\n".join(lines)
+
+
+# --- sentence-level classification (FrenchMedMCQA number of answers) ------------------------------
+@dataclass(frozen=True)
+class ClsResult:
+    """Test accuracy and per-label / macro precision, recall, F1 of the best dev epoch."""
+
+    model: str
+    dataset: str
+    config: NerConfig
+    labels: list[str]
+    best_epoch: int
+    dev_accuracy: float
+    steps: int
+    seconds: float
+    accuracy: float
+    report: dict  # {label | 'macro avg': {precision, recall, f1-score, support}}
+    history: list[dict] = field(default_factory=list)
+
+    @property
+    def macro_f1(self) -> float:
+        return float(self.report["macro avg"]["f1-score"])
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["macro_f1"] = self.macro_f1
+        return d
+
+
+def cls_report(gold: Sequence[str], pred: Sequence[str], labels: Sequence[str]) -> tuple[float, dict]:
+    """Accuracy and {label: P/R/F1/support} plus the unweighted 'macro avg' over ``labels``."""
+    rep: dict = {}
+    for l in labels:
+        tp = sum(g == l and p == l for g, p in zip(gold, pred))
+        n_pred, n_gold = sum(p == l for p in pred), sum(g == l for g in gold)
+        pr = tp / n_pred if n_pred else 0.0
+        rc = tp / n_gold if n_gold else 0.0
+        rep[l] = {"precision": pr, "recall": rc, "f1-score": 2 * pr * rc / (pr + rc) if pr + rc else 0.0,
+                  "support": n_gold}
+    rep["macro avg"] = {m: sum(rep[l][m] for l in labels) / len(labels) for m in ("precision", "recall", "f1-score")}
+    rep["macro avg"]["support"] = len(gold)
+    acc = sum(g == p for g, p in zip(gold, pred)) / max(1, len(gold))
+    return acc, rep
+
+
+def _encode_texts(tok: BiotokTokenizer, texts: Sequence[str], max_length: int) -> list[list[int]]:
+    """[CLS] text [SEP], the text cut to its first ``max_length - 2`` pieces."""
+    start_id, end_id, _ = frame_ids(tok)
+    return [[start_id, *ids[: max_length - 2], end_id] for ids in tok.encode_batch_ids(list(texts))]
+
+
+def _cls_batches(rows: list[list[int]], labels: list[int], batch_size: int, pad_id: int, order: list[int]):
+    import torch
+
+    for b in range(0, len(order), batch_size):
+        sel = order[b : b + batch_size]
+        width = max(len(rows[i]) for i in sel)
+        ids = torch.full((len(sel), width), pad_id, dtype=torch.long)
+        mask = torch.zeros((len(sel), width), dtype=torch.long)
+        for r, i in enumerate(sel):
+            ids[r, : len(rows[i])] = torch.tensor(rows[i])
+            mask[r, : len(rows[i])] = 1
+        yield sel, ids, mask, torch.tensor([labels[i] for i in sel], dtype=torch.long)
+
+
+def finetune_cls(
+    model_path: str | os.PathLike[str],
+    dataset,
+    config: NerConfig = NerConfig(),
+    out: str | os.PathLike[str] | None = None,
+    *,
+    progress: bool = True,
+) -> ClsResult:
+    """Sequence classification on a :class:`~biotok_train.readers.ClsDataset`: the same recipe as
+    NER (AdamW, warmup, early stopping on dev accuracy); writes results.json and test_predictions.tsv."""
+    import torch
+    from transformers import AutoModelForSequenceClassification
+
+    t0 = time.time()
+    random.seed(config.seed)
+    torch.manual_seed(config.seed)
+    tok = load_model_tokenizer(model_path)
+    labels = dataset.labels
+    lid = {l: i for i, l in enumerate(labels)}
+    train = list(dataset.train[: config.max_train_sentences] if config.max_train_sentences else dataset.train)
+    if not train or not dataset.dev or not dataset.test:
+        raise ConfigError(f"dataset {dataset.name}: train, dev and test must all be non-empty")
+    try:
+        with quiet_transformers():
+            model = AutoModelForSequenceClassification.from_pretrained(
+                str(model_path), num_labels=len(labels), id2label=dict(enumerate(labels)), label2id=lid,
+                problem_type="single_label_classification")
+    except (OSError, ValueError) as e:
+        raise BiotokError(f"cannot load model {model_path}: {str(e).splitlines()[0]}") from None
+    max_len = min(config.max_length, getattr(model.config, "max_position_embeddings", config.max_length) - 2)
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    model.to(device)
+    pad = frame_ids(tok)[2]
+    rows, y = _encode_texts(tok, [e.text for e in train], max_len), [lid[e.label] for e in train]
+
+    def run_predict(examples) -> list[str]:
+        r = _encode_texts(tok, [e.text for e in examples], max_len)
+        out_: list[str] = [""] * len(r)
+        model.eval()
+        with torch.no_grad():
+            for sel, ids, mask, _ in _cls_batches(r, [0] * len(r), config.batch_size * 2, pad, list(range(len(r)))):
+                best = model(input_ids=ids.to(device), attention_mask=mask.to(device)).logits.argmax(-1).cpu()
+                for k, i in enumerate(sel):
+                    out_[i] = labels[int(best[k])]
+        return out_
+
+    total = math.ceil(len(rows) / config.batch_size) * config.epochs
+    if config.max_steps:
+        total = min(total, config.max_steps)
+    optim = torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
+    warm = max(1, int(config.warmup * total))
+    sched = torch.optim.lr_scheduler.LambdaLR(optim, lambda s: min((s + 1) / warm, max(0.0, (total - s) / max(1, total - warm))))
+    gen = random.Random(config.seed)
+    best_acc, best_epoch, best_state, bad, step = -1.0, 0, None, 0, 0
+    history: list[dict] = []
+    for epoch in range(1, config.epochs + 1):
+        model.train()
+        order = list(range(len(rows)))
+        gen.shuffle(order)
+        losses = []
+        for _, ids, mask, lab in _cls_batches(rows, y, config.batch_size, pad, order):
+            if step >= total:
+                break
+            loss = model(input_ids=ids.to(device), attention_mask=mask.to(device), labels=lab.to(device)).loss
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            optim.step()
+            sched.step()
+            optim.zero_grad()
+            losses.append(float(loss.detach()))
+            step += 1
+        dev_acc, _ = cls_report([e.label for e in dataset.dev], run_predict(dataset.dev), labels)
+        history.append({"epoch": epoch, "steps": step, "train_loss": sum(losses) / max(1, len(losses)), "dev_accuracy": dev_acc})
+        if progress:
+            print(f"  epoch {epoch}: loss {history[-1]['train_loss']:.4f}  dev accuracy {dev_acc:.4f}", flush=True)
+        if dev_acc > best_acc:
+            best_acc, best_epoch, bad = dev_acc, epoch, 0
+            best_state = {k: v.detach().to("cpu", copy=True) for k, v in model.state_dict().items()}
+        else:
+            bad += 1
+            if bad >= config.patience:
+                break
+        if step >= total:
+            break
+    if best_state is not None:
+        model.load_state_dict(best_state)
+    gold = [e.label for e in dataset.test]
+    pred = run_predict(dataset.test)
+    acc, rep = cls_report(gold, pred, labels)
+    result = ClsResult(model=str(model_path), dataset=dataset.name, config=config, labels=labels, best_epoch=best_epoch,
+                       dev_accuracy=best_acc, steps=step, seconds=round(time.time() - t0, 2), accuracy=acc, report=rep,
+                       history=history)
+    if out is not None:
+        d = Path(out)
+        d.mkdir(parents=True, exist_ok=True)
+        (d / "results.json").write_text(json.dumps(result.to_dict(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        with open(d / "test_predictions.tsv", "w", encoding="utf-8") as f:
+            for e, p in zip(dataset.test, pred):
+                f.write(f"{e.source}\t{e.label}\t{p}\n")
+    return result
+
+
+def format_cls_report(result: ClsResult) -> str:
+    """A terminal table: one row per label, then the macro average and accuracy."""
+    lines = [f"classification {result.dataset} · {Path(result.model).name} · seed {result.config.seed} · "
+             f"best epoch {result.best_epoch}", f"{'label':<14}{'P':>8}{'R':>8}{'F1':>8}{'support':>9}"]
+    for k in [*result.labels, "macro avg"]:
+        r = result.report[k]
+        lines.append(f"{k:<14}{r['precision']:>8.4f}{r['recall']:>8.4f}{r['f1-score']:>8.4f}{r['support']:>9}")
+    lines.append(f"{'accuracy':<14}{result.accuracy:>24.4f}")
+    return "\n".join(lines)

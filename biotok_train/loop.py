@@ -194,18 +194,20 @@ def pretrain(
     optimizer = build_optimizer(module, config.optim, config.lr, weight_decay=config.weight_decay,
                                 betas=config.betas, eps=config.adam_eps)
     scheduler = build_scheduler(optimizer, total=config.steps, warmup=config.warmup, schedule=config.schedule)
-    start, losses, tokens_seen = 0, [], 0
+    start, losses, tokens_seen, base_position = 0, [], 0, 0
     if state is not None:
         module.load_state_dict(state["module"])
         optimizer.load_state_dict(state["optimizer"])
         scheduler.load_state_dict(state["scheduler"])
         ckpt.set_rng_state(state["rng"])
         start, losses, tokens_seen = int(state["step"]), list(state["losses"]), int(state.get("tokens", 0))
+        base_position = int(state["data_position"])
     train_module: nn.Module = module
     if d.enabled:
         from torch.nn.parallel import DistributedDataParallel as DDP
 
         train_module = DDP(module, device_ids=[d.device.index] if d.device.type == "cuda" else None)
+    ddp_module = train_module  # no_sync() lives on the DDP wrapper, not on the compiled one
     if config.compile:
         train_module = torch.compile(train_module)
 
@@ -223,7 +225,7 @@ def pretrain(
             ckpt.save_state(out, {
                 "module": module.state_dict(), "optimizer": optimizer.state_dict(),
                 "scheduler": scheduler.state_dict(), "rng": ckpt.rng_state(), "step": step,
-                "data_position": step * per_step, "losses": losses, "tokens": tokens_seen,
+                "data_position": base_position + (step - start) * per_step, "losses": losses, "tokens": tokens_seen,
                 "config": config.to_dict(), "fingerprint": fingerprint,
             })
             ckpt.write_run_meta(out, {
@@ -253,7 +255,8 @@ def pretrain(
                 step_metrics: dict[str, torch.Tensor] = {}
                 step_tokens = 0
                 for micro in range(config.grad_accum):
-                    pos = step * per_step + (micro * d.world + d.rank) * config.batch_size
+                    # samples consumed so far (kept across resumes, even with another world size)
+                    pos = base_position + (step - start) * per_step + (micro * d.world + d.rank) * config.batch_size
                     batch = packed.batch(packed.indices(pos, config.batch_size, config.seed), sop=sop,
                                          seed=config.seed)
                     m = mask_tokens(batch.input_ids, batch.word_starts, batch.special,
@@ -272,7 +275,7 @@ def pretrain(
                         original_ids=batch.input_ids.to(d.device, non_blocking=nb),
                     )
                     sync = micro == config.grad_accum - 1 or not d.enabled
-                    ctx = contextlib.nullcontext() if sync else train_module.no_sync()
+                    ctx = contextlib.nullcontext() if sync else ddp_module.no_sync()
                     try:
                         with ctx, torch.autocast(d.device.type, dtype=torch.bfloat16, enabled=use_bf16):
                             outputs = train_module(**inputs)
@@ -352,11 +355,15 @@ def _open_metrics(path: Path, start: int):
 
 def _flush(pending, losses, d, metrics_file, bar, scheduler, tokens, seconds, n_params, peak, tokens_seen) -> dict:
     """Sync the metrics of the pending steps (one device sync per log interval) and log them."""
-    row: dict = {}
+    sums: dict[str, float] = {}
     for step, metrics in pending:
         values = {k: float(D.mean(v, d)) if torch.is_tensor(v) else float(v) for k, v in metrics.items()}
         losses.append(values["loss"])
-        row = {"step": step, **values}
+        for k, v in values.items():
+            sums[k] = sums.get(k, 0.0) + v
+    # the row is the mean over the interval (like HF logs); ``losses`` keeps every step
+    row: dict = {"step": pending[-1][0], "steps_averaged": len(pending),
+                 **{k: v / len(pending) for k, v in sums.items()}}
     tps = tokens / seconds if seconds > 0 else 0.0
     row.update(lr=scheduler.get_last_lr()[0], tokens_per_s=tps, tokens=tokens_seen, time=time.time(),
                mfu=(6 * n_params * tps / peak) if peak else None)

@@ -457,6 +457,71 @@ def _named(name: str, base: Path, max_words: int) -> NerDataset:
     return NerDataset(name, tr, dv, te)
 
 
+# --- sentence-level classification: FrenchMedMCQA, number of correct answers ---------------------
+@dataclass(frozen=True)
+class TextExample:
+    """A text and its class label; ``source`` is 'file#item' for messages."""
+
+    text: str
+    label: str
+    source: str = ""
+
+
+@dataclass(frozen=True)
+class ClsDataset:
+    """train / dev / test examples of a sentence-level classification task."""
+
+    name: str
+    train: tuple[TextExample, ...]
+    dev: tuple[TextExample, ...]
+    test: tuple[TextExample, ...]
+
+    @property
+    def labels(self) -> list[str]:
+        return sorted({e.label for split in (self.train, self.dev, self.test) for e in split})
+
+
+CLS_DATASETS = ("frenchmedmcqa-nbr",)
+
+
+def read_frenchmedmcqa(path: str | os.PathLike[str]) -> Iterator[TextExample]:
+    """FrenchMedMCQA questions as 'question (a) ... (e) ...' texts labelled with the number of
+    correct answers (1-5): DrBenchmark's sentence-level task on this corpus."""
+    import json
+
+    name = str(path)
+    with _open_text(path) as f:
+        try:
+            items = json.load(f)
+        except json.JSONDecodeError as e:
+            raise CorpusError(f"{name}:{e.lineno}: invalid JSON ({e.msg})") from None
+        except (OSError, EOFError, UnicodeDecodeError) as e:
+            raise CorpusError(f"{name}: cannot read ({e})") from None
+    if not isinstance(items, list):
+        raise CorpusError(f"{name}: expected a JSON array of questions")
+    for i, q in enumerate(items):
+        try:
+            answers = q["answers"]
+            text = q["question"].strip() + " " + " ".join(f"({k}) {answers[k].strip()}" for k in sorted(answers))
+            n = len(q["correct_answers"])
+        except (KeyError, TypeError, AttributeError):
+            raise CorpusError(f"{name}#{i}: question item needs 'question', 'answers' and 'correct_answers'") from None
+        if not 1 <= n <= len(answers):
+            raise CorpusError(f"{name}#{i}: {n} correct answers for {len(answers)} options")
+        yield TextExample(text, str(n), f"{name}#{i}")
+
+
+def load_cls_dataset(name: str, data_dir: str | os.PathLike[str] | None = None) -> ClsDataset:
+    """A named classification dataset (see :data:`CLS_DATASETS`) under ``data_dir``."""
+    if name not in CLS_DATASETS:
+        raise CorpusError(f"unknown classification dataset {name!r} (one of {', '.join(CLS_DATASETS)})")
+    base = Path(data_dir) if data_dir is not None else default_data_dir()
+    if base is None or not (base / "frenchmedmcqa").is_dir():
+        raise CorpusError(f"dataset {name!r}: frenchmedmcqa/ not found (check --data-dir or BIOTOK_DATA_DIR)")
+    splits = [tuple(read_frenchmedmcqa(base / "frenchmedmcqa" / f"{s}.json.gz")) for s in ("train", "dev", "test")]
+    return ClsDataset(name, *splits)
+
+
 def sentence_texts(sentences: Iterable[Sentence]) -> Iterator[str]:
     """Sentences as space-joined text lines (e.g. to add the task text to a pretraining corpus)."""
     for s in sentences:

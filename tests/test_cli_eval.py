@@ -113,3 +113,7 @@ def test_ner_eval_fill_on_tiny_model(tiny_model, tmp_path, sample_corpus):
     cloze = Path(__file__).resolve().parent.parent / "corpora" / "cloze" / "fr_medical_cloze.tsv"
     res = _run(["fill-mask", tiny_model, "--cloze", cloze])
     assert res.exit_code == 0 and "top-5" in res.output, res.output
+
+
+def test_classify_unknown_dataset():
+    _one_line_error(_run(["classify", "nomodel", "--data", "nope"]), "unknown classification dataset")

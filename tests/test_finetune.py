@@ -130,3 +130,28 @@ def test_finetune_quaero_subset_report_recomputed(tiny_model, shared_data, tmp_p
     assert again["n_pred"] > 0 and rep["micro avg"]["f1-score"] > 0
     table = format_report(res)
     assert "micro avg" in table and "DISO" in table
+
+
+def test_cls_report_known():
+    from biotok_train.finetune import cls_report
+
+    acc, rep = cls_report(["1", "1", "2", "3"], ["1", "2", "2", "2"], ["1", "2", "3"])
+    assert acc == 0.5
+    assert rep["1"] == {"precision": 1.0, "recall": 0.5, "f1-score": pytest.approx(2 / 3), "support": 2}
+    assert rep["2"]["precision"] == pytest.approx(1 / 3) and rep["3"]["f1-score"] == 0.0
+    assert rep["macro avg"]["recall"] == pytest.approx(0.5)
+
+
+def test_finetune_cls_frenchmedmcqa_subset(tiny_model, shared_data, tmp_path):
+    from biotok_train.finetune import cls_report, finetune_cls
+    from biotok_train.readers import ClsDataset, load_cls_dataset
+
+    full = load_cls_dataset("frenchmedmcqa-nbr", shared_data / "corpora")
+    ds = ClsDataset("mcqa-subset", full.train[::70], full.dev[::40], full.test[::40])
+    res = finetune_cls(tiny_model, ds, NerConfig(epochs=1, lr=1e-3, batch_size=8, max_length=64), tmp_path / "cls",
+                       progress=False)
+    rows = [l.split("\t") for l in (tmp_path / "cls" / "test_predictions.tsv").read_text(encoding="utf-8").splitlines()]
+    assert [r[1] for r in rows] == [e.label for e in ds.test]
+    acc, rep = cls_report([r[1] for r in rows], [r[2] for r in rows], res.labels)
+    assert res.accuracy == acc and res.macro_f1 == rep["macro avg"]["f1-score"]
+    assert res.labels == ["1", "2", "3", "4", "5"] and res.steps == 4

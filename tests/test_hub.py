@@ -87,3 +87,39 @@ def test_local_copy_needs_tokenizer_files(tmp_path: Path) -> None:
     assert hub.local_copy(hub.REGISTRY["camemberta"], tmp_path) is None
     (tmp_path / "camemberta-base" / "spm.model").write_bytes(b"x")
     assert hub.local_copy(hub.REGISTRY["camemberta"], tmp_path) == tmp_path / "camemberta-base"
+
+
+def test_download_picks_the_first_complete_file_set(offline_empty_cache: Path, tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """The online path (HfApi listing + hf_hub_download), with the two Hub calls stubbed."""
+    import huggingface_hub
+
+    snap = tmp_path / "snap"
+    snap.mkdir()
+    fetched: list[str] = []
+
+    def fake_download(repo_id: str, filename: str, **kw) -> str:
+        assert repo_id == "dmis-lab/biobert-v1.1"
+        fetched.append(filename)
+        (snap / filename).write_text("x", encoding="utf-8")
+        return str(snap / filename)
+
+    monkeypatch.setattr(hub, "hub_reachable", lambda timeout=3.0: True)
+    monkeypatch.setattr(huggingface_hub.HfApi, "list_repo_files",
+                        lambda self, repo_id, **kw: ["config.json", "vocab.txt", "tokenizer_config.json", "pytorch_model.bin"])
+    monkeypatch.setattr(huggingface_hub, "hf_hub_download", fake_download)
+    assert hub.resolve("biobert") == snap
+    assert fetched == ["vocab.txt", "tokenizer_config.json"]  # tokenizer files only, no weights
+
+
+def test_download_errors_are_one_line(offline_empty_cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import huggingface_hub
+
+    def boom(self, repo_id, **kw):
+        raise RuntimeError("401 Client Error: gated repo\nmore details")
+
+    monkeypatch.setattr(hub, "hub_reachable", lambda timeout=3.0: True)
+    monkeypatch.setattr(huggingface_hub.HfApi, "list_repo_files", boom)
+    with pytest.raises(TokenizerLoadError) as e:
+        hub.resolve("drbert")
+    assert "\n" not in str(e.value) and "Dr-BERT/DrBERT-7GB" in str(e.value) and "gated" in str(e.value)

@@ -213,3 +213,13 @@ def test_biotok_artifact_dir(tmp_path: Path, toks: Path) -> None:
     tok = biotok.load(art)
     assert (tok.name, tok.lowercase, tok.vocab_size) == ("my-tok", True, 32003)
     assert biotok.load(str(art), lowercase=False).lowercase is False  # explicit override wins
+
+
+def test_lowercase_read_from_the_normalizer(tmp_path: Path, toks: Path) -> None:
+    from biotok.loaders import wordpiece_from_vocab
+
+    assert load_any(toks / "camembertv2-base").lowercase is False
+    assert load_any(toks / "camemberta-base" / "spm.model").lowercase is False
+    (tmp_path / "tokenizer.json").write_text(
+        wordpiece_from_vocab({"[UNK]": 0, "a": 1}, lowercase=True).to_str(), encoding="utf-8")
+    assert load_any(tmp_path / "tokenizer.json").lowercase is True

@@ -197,11 +197,12 @@ def test_read_terms() -> None:
 
 def test_segment_terms_cells(sample_lines: list[str]) -> None:
     tok = _one_piece_per_word(["acide oxo"])
-    table = segment_terms([tok, _char_level()], [("acide", "drug"), ("(a)", "")])
+    table = segment_terms([tok, _char_level()], [("acide", "drug"), ("(a)", ""), ("oxyde", "")])
     assert table.rows[0].cell(0) == "✓"
     assert table.rows[0].cell(1) == "a-c-i-d-e"  # surface spelling, '##' removed
-    assert table.rows[1].cell(0) == "(-a-)"  # WordLevel: '(' 'a' ')' are unknown words
-    assert table.one_piece_share(0) == 0.5
+    assert table.rows[1].cell(0) == "[UNK]-[UNK]-[UNK]"  # WordLevel: '(' 'a' ')' are unknown words
+    assert table.rows[2].cell(0) == "[UNK]" and not table.rows[2].whole(0)  # one piece, but UNK
+    assert table.one_piece_share(0) == pytest.approx(1 / 3)
     assert table.as_dict()["terms"][0]["segmentations"]["chars"]["pieces"][:2] == ["a", "##c"]
 
 

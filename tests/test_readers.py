@@ -192,3 +192,32 @@ def test_load_dataset_names(shared_data):
     assert ds.labels == ["O", "B-ety", "I-ety"]
     with pytest.raises(CorpusError, match="unknown dataset"):
         load_dataset("nope", shared_data / "corpora")
+
+
+# --- FrenchMedMCQA (sentence-level classification) ---------------------------------------------
+def test_frenchmedmcqa_counts(shared_data):
+    from collections import Counter
+
+    from biotok_train.readers import load_cls_dataset
+
+    ds = load_cls_dataset("frenchmedmcqa-nbr", shared_data / "corpora")
+    assert (len(ds.train), len(ds.dev), len(ds.test)) == (2171, 312, 622)  # MANIFEST: 3,105 questions
+    assert ds.labels == ["1", "2", "3", "4", "5"]
+    assert Counter(e.label for e in ds.train) == {"3": 718, "1": 595, "2": 528, "4": 296, "5": 34}
+    assert "(a) " in ds.train[0].text and "(e) " in ds.train[0].text
+
+
+def test_frenchmedmcqa_bad_items(tmp_path):
+    from biotok_train.readers import read_frenchmedmcqa
+
+    f = tmp_path / "q.json"
+    f.write_text('[{"question": "Q", "answers": {"a": "x"}, "correct_answers": ["a"]}, {"question": "R"}]',
+                 encoding="utf-8")
+    with pytest.raises(CorpusError, match=r"q\.json#1: question item needs"):
+        list(read_frenchmedmcqa(f))
+    f.write_text('[{"question": "Q", "answers": {"a": "x"}, "correct_answers": []}]', encoding="utf-8")
+    with pytest.raises(CorpusError, match=r"q\.json#0: 0 correct answers"):
+        list(read_frenchmedmcqa(f))
+    f.write_text("[{", encoding="utf-8")
+    with pytest.raises(CorpusError, match=r"q\.json:1: invalid JSON"):
+        list(read_frenchmedmcqa(f))

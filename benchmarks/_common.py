@@ -1,0 +1,114 @@
+"""Shared helpers for the benchmarks: inputs built from ../shared/data, timing, peak RSS, JSON.
+
+Every benchmark runs biotok and its baseline side by side in one process (alternating runs),
+reports min and median over the runs, and the ratio of medians.
+"""
+
+from __future__ import annotations
+
+import json
+import lzma
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Callable
+
+REPO = Path(__file__).resolve().parent.parent
+DATA = Path(os.environ.get("BIOTOK_SHARED_DATA", REPO.parent / "shared" / "data"))
+CACHE = Path(os.environ.get("BIOTOK_BENCH_CACHE", REPO / "benchmarks" / ".data"))
+RESULTS = REPO / "benchmarks" / "results"
+E3C = DATA / "corpora" / "e3c-fr"
+
+
+def require_data() -> None:
+    if not (DATA / "MANIFEST.md").is_file():
+        sys.exit(f"benchmarks need the reference data: {DATA} not found (set BIOTOK_SHARED_DATA)")
+
+
+def _paragraphs(path: Path):
+    with lzma.open(path, "rt", encoding="utf-8") as f:
+        for line in f:
+            for para in json.loads(line)["text"].splitlines():
+                para = para.strip()
+                if para:
+                    yield para
+
+
+def e3c_text(megabytes: float, name: str = "e3c") -> Path:
+    """E3C French clinical cases then drug leaflets, repeated if needed, cut at ``megabytes``.
+
+    Streamed to a cached file (never held in memory); reused when it exists.
+    """
+    require_data()
+    CACHE.mkdir(parents=True, exist_ok=True)
+    out = CACHE / f"{name}_{megabytes:g}MB.txt"
+    if out.is_file():
+        return out
+    target = int(megabytes * 1_000_000)
+    written = 0
+    tmp = out.with_suffix(".tmp")
+    with open(tmp, "w", encoding="utf-8") as f:
+        while written < target:
+            for src in ("layer3_fr_pamj_ccby.jsonl.xz", "layer3_fr_ministere_ccbync.jsonl.xz"):
+                for para in _paragraphs(E3C / src):
+                    f.write(para + "\n")
+                    written += len(para.encode("utf-8")) + 1
+                    if written >= target:
+                        break
+                if written >= target:
+                    break
+    tmp.rename(out)
+    return out
+
+
+def timed(fn: Callable[[], object]) -> float:
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+def side_by_side(a: Callable[[], object], b: Callable[[], object], runs: int) -> tuple[list[float], list[float]]:
+    """Alternate a and b ``runs`` times each (so drifting machine load hits both alike)."""
+    ta, tb = [], []
+    for _ in range(runs):
+        ta.append(timed(a))
+        tb.append(timed(b))
+    return ta, tb
+
+
+def summary(times: list[float]) -> dict:
+    return {"min": min(times), "median": statistics.median(times), "runs": times}
+
+
+def run_measured(code: str) -> dict:
+    """Run Python ``code`` in a fresh interpreter under /usr/bin/time: wall seconds, peak RSS MB."""
+    cmd = ["/usr/bin/time", "-f", "__TIME__ %e %M", sys.executable, "-c", code]
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO)
+    if proc.returncode != 0:
+        raise RuntimeError(f"benchmark job failed:\n{proc.stderr[-2000:]}")
+    line = next(l for l in proc.stderr.splitlines() if l.startswith("__TIME__"))
+    _, wall, rss_kb = line.split()
+    return {"seconds": float(wall), "rss_mb": int(rss_kb) / 1024}
+
+
+def machine() -> dict:
+    import tokenizers
+
+    return {
+        "cpu_count": os.cpu_count(),
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+        "tokenizers": tokenizers.__version__,
+    }
+
+
+def save(name: str, result: dict) -> Path:
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    result = {"benchmark": name, "machine": machine(), **result}
+    path = RESULTS / f"{name}.json"
+    path.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return path

@@ -1,0 +1,46 @@
+"""Run every benchmark and print every ratio (each script also writes benchmarks/results/*.json).
+
+    python benchmarks/run_all.py            # full sizes (about an hour on 2 cores)
+    python benchmarks/run_all.py --quick    # small inputs, one run: checks that all still work
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+FULL = [
+    ["normalize_speed.py", "--mb", "20", "--runs", "3"],
+    ["compare_speed.py"],
+    ["train_speed.py", "--sizes", "100,1000", "--runs", "3"],
+    ["pretrain_throughput.py"],
+]
+QUICK = [
+    ["normalize_speed.py", "--mb", "2", "--runs", "1"],
+    ["compare_speed.py", "--quick"],
+    ["train_speed.py", "--sizes", "3,6", "--runs", "1", "--vocab-size", "4000"],
+    ["pretrain_throughput.py", "--quick"],
+]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true", help="small inputs, one run each")
+    args = ap.parse_args()
+    failed = []
+    for cmd in QUICK if args.quick else FULL:
+        script = HERE / cmd[0]
+        print(f"== {' '.join(cmd)}", flush=True)
+        proc = subprocess.run([sys.executable, str(script), *cmd[1:]])
+        if proc.returncode != 0:
+            failed.append(cmd[0])
+    if failed:
+        sys.exit(f"failed: {', '.join(failed)}")
+
+
+if __name__ == "__main__":
+    main()

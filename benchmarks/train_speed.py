@@ -1,0 +1,114 @@
+"""`biotok train` vs the raw trainers with the same settings: wall time and peak RSS.
+
+Pairs (each job in a fresh interpreter, biotok and baseline alternated):
+- unigram: biotok vs ``tokenizers`` UnigramTrainer (``Tokenizer.train([file])``, same
+  normalizer, pre-tokenizer and trainer options);
+- bpe: biotok vs ``tokenizers`` BpeTrainer, likewise;
+- spm-unigram: biotok (normalize + count words in one streaming pass, train from the counts) vs
+  ``sentencepiece`` on the text file (its own nmt_nfkc normalization, all sentences loaded).
+Goals: wall-time ratio <= 1.10 for unigram and bpe; biotok's peak RSS at the largest size
+<= 1.5x its RSS at the smallest (the streaming path).
+
+    python benchmarks/train_speed.py [--sizes 100,1000] [--runs 3] [--vocab-size 32000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import e3c_text, run_measured, save  # noqa: E402
+
+BIOTOK = """
+from biotok.train import train_tokenizer
+from biotok.config import TrainConfig, NormalizeConfig
+train_tokenizer([{path!r}], TrainConfig(algo={algo!r}, vocab_size={vocab}, normalize=NormalizeConfig(lowercase=True)), {out!r}, force=True)
+"""
+
+RAW_HF = """
+from tokenizers import Tokenizer, models, trainers, pre_tokenizers
+from biotok.normalize import build_normalizer
+from biotok.config import NormalizeConfig
+specials = ["<s>", "<pad>", "</s>", "<unk>", "<mask>"]
+if {algo!r} == "unigram":
+    tok = Tokenizer(models.Unigram())
+    trainer = trainers.UnigramTrainer(vocab_size={vocab}, special_tokens=specials, unk_token="<unk>",
+                                      max_piece_length=16, show_progress=False)
+else:
+    tok = Tokenizer(models.BPE(unk_token="<unk>"))
+    trainer = trainers.BpeTrainer(vocab_size={vocab}, min_frequency=2, special_tokens=specials,
+                                  limit_alphabet=1000, max_token_length=16, show_progress=False)
+tok.normalizer = build_normalizer(NormalizeConfig(lowercase=True))
+tok.pre_tokenizer = pre_tokenizers.Metaspace(replacement="\u2581", prepend_scheme="always", split=True)
+tok.train([{path!r}], trainer)
+tok.save({out!r} + ".json")
+"""
+
+RAW_SPM = """
+import sentencepiece as spm, io
+spm.SentencePieceTrainer.train(input={path!r}, model_writer=io.BytesIO(), model_type="unigram",
+    vocab_size={vocab}, num_threads=4, minloglevel=2, input_sentence_size=0,
+    max_sentence_length=100000, character_coverage=0.9999, max_sentencepiece_length=16)
+"""
+
+BASELINES = {"unigram": RAW_HF, "bpe": RAW_HF, "spm-unigram": RAW_SPM}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sizes", default="100,1000", help="corpus sizes in MB, comma-separated")
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--vocab-size", type=int, default=32000)
+    ap.add_argument("--algos", default="unigram,bpe,spm-unigram")
+    args = ap.parse_args()
+    sizes = [float(s) for s in args.sizes.split(",")]
+    algos = args.algos.split(",")
+
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for mb in sizes:
+            path = str(e3c_text(mb))
+            for algo in algos:
+                ours, base = [], []
+                for i in range(args.runs):
+                    fmt = dict(path=path, algo=algo, vocab=args.vocab_size, out=f"{tmp}/{algo}-{mb}-{i}")
+                    ours.append(run_measured(BIOTOK.format(**fmt)))
+                    base.append(run_measured(BASELINES[algo].format(**fmt)))
+                row = {
+                    "algo": algo,
+                    "mb": mb,
+                    "runs": args.runs,
+                    "biotok_s": {"min": min(r["seconds"] for r in ours),
+                                 "median": statistics.median(r["seconds"] for r in ours)},
+                    "baseline_s": {"min": min(r["seconds"] for r in base),
+                                   "median": statistics.median(r["seconds"] for r in base)},
+                    "biotok_rss_mb": max(r["rss_mb"] for r in ours),
+                    "baseline_rss_mb": max(r["rss_mb"] for r in base),
+                }
+                row["time_ratio"] = row["biotok_s"]["median"] / row["baseline_s"]["median"]
+                rows.append(row)
+                print(
+                    f"train {algo:11s} {mb:6g} MB: biotok {row['biotok_s']['median']:7.1f} s "
+                    f"(min {row['biotok_s']['min']:.1f}) vs baseline {row['baseline_s']['median']:7.1f} s: "
+                    f"ratio {row['time_ratio']:.2f}; peak RSS {row['biotok_rss_mb']:.0f} MB vs "
+                    f"{row['baseline_rss_mb']:.0f} MB",
+                    flush=True,
+                )
+    rss = {}
+    if len(sizes) > 1:
+        for algo in algos:
+            small = next(r for r in rows if r["algo"] == algo and r["mb"] == sizes[0])
+            large = next(r for r in rows if r["algo"] == algo and r["mb"] == sizes[-1])
+            rss[algo] = large["biotok_rss_mb"] / small["biotok_rss_mb"]
+            print(f"train {algo:11s} RSS {sizes[-1]:g} MB / {sizes[0]:g} MB = {rss[algo]:.2f} (goal <= 1.5)")
+    out = {"vocab_size": args.vocab_size, "rows": rows, "rss_growth": rss,
+           "goals": {"time_ratio": "<= 1.10 (unigram, bpe)", "rss_growth": "<= 1.5"}}
+    print(f"-> {save('train_speed', out)}")
+
+
+if __name__ == "__main__":
+    main()
