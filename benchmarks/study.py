@@ -44,6 +44,7 @@ LOWER = NormalizeConfig(lowercase=True)
 VARIANTS = {  # name: (algo, vocab, normalize config)
     "Unigram": ("unigram", 40000, NormalizeConfig()),
     "Unigram_L": ("unigram", 40000, LOWER),
+    "Unigram_L-plain": ("unigram", 40000, LOWER),  # --no-punct-pieces
     "Unigram_N_N": ("unigram", 40000, NormalizeConfig.raw()),
     "BPE": ("bpe", 40000, LOWER),
     "WordPiece": ("wordpiece", 40000, LOWER),
@@ -113,7 +114,8 @@ def train_variants(train: Path, retrain: bool) -> dict[str, Path]:
         d = WORK / "tokenizers" / name
         if retrain or not (d / "tokenizer.json").is_file():
             start = time.perf_counter()
-            train_tokenizer([train], TrainConfig(algo=algo, vocab_size=vocab, normalize=norm), d, force=True)
+            cfg = TrainConfig(algo=algo, vocab_size=vocab, normalize=norm, punct_pieces=not name.endswith("-plain"))
+            train_tokenizer([train], cfg, d, force=True)
             print(f"trained {name} in {time.perf_counter() - start:.0f} s", flush=True)
         out[name] = d
     return out
@@ -261,12 +263,16 @@ def write_markdown(res: dict, table, order: list[str]) -> None:
              f"entries, same lab, a SentencePiece Unigram too) our Unigram_L ({v['Unigram_L']['size']:,}) shares "
              f"{shared:,} marker-normalized forms (Jaccard {_fmt(v['Unigram_L']['jaccard_camemberta'])}).")
     uni_seq = mq["Unigram_L"]["mean_sequence_length"]
+    plain_seq = mq["Unigram_L-plain"]["mean_sequence_length"]
+    plain_e = me["Unigram_L-plain"]["mean_sequence_length"] / me["Unigram_L"]["mean_sequence_length"]
     bpe_seq = mq["BPE"]["mean_sequence_length"]
     L.append(f"5. *Unigram and punctuation spacing cost a piece per mark* (a finding, not a paper claim): "
              f"both Unigram trainers (tokenizers and sentencepiece) seed multi-character pieces only from "
              f"substrings repeated across distinct words, so a standalone `,` never becomes `▁,` and costs two "
-             f"pieces (`▁` + `,`); BPE learns `▁,`. Mean pieces per QUAERO line: Unigram_L {_fmt(uni_seq, 1)}, "
-             f"BPE {_fmt(bpe_seq, 1)}.")
+             f"pieces (`▁` + `,`); BPE learns `▁,`. biotok's `--punct-pieces` (default) adds them. Mean pieces "
+             f"per QUAERO line: Unigram_L {_fmt(uni_seq, 1)}, the same without punctuation pieces "
+             f"(Unigram_L-plain) {_fmt(plain_seq, 1)} ({_change(plain_seq / uni_seq)}), BPE {_fmt(bpe_seq, 1)}; "
+             f"on held-out E3C the plain trainer's output is {_change(plain_e)}.")
     (DOCS / "study.md").write_text("\n".join(L) + "\n", encoding="utf-8")
 
 

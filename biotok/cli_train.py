@@ -40,6 +40,8 @@ def _normalize_config(lower: bool, normalize: bool, unicode: str, strip_accents:
 @click.option("--min-frequency", type=click.IntRange(min=1), default=2, show_default=True,
               help="bpe/wordpiece: minimum count of a merge.")
 @click.option("--max-piece-length", type=click.IntRange(min=1), default=16, show_default=True)
+@click.option("--punct-pieces/--no-punct-pieces", default=True, show_default=True,
+              help="unigram/spm-unigram on spaced punctuation: learn '▁,' '▁.' ... (else each mark costs 2 pieces).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Random seed (SentencePiece sampling).")
 @click.option("--field", "field_name", default=None, metavar="NAME",
               help="JSON field holding the text in .jsonl inputs (default: text).")
@@ -48,7 +50,7 @@ def _normalize_config(lower: bool, normalize: bool, unicode: str, strip_accents:
 @click.option("--force", is_flag=True, help="Replace --out if it exists.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bars.")
 def train(corpus, algo, vocab_size, lower, normalize, unicode, strip_accents, min_frequency,
-          max_piece_length, seed, field_name, out, force, quiet) -> None:
+          max_piece_length, punct_pieces, seed, field_name, out, force, quiet) -> None:
     """Train a tokenizer on CORPUS (files, directories, .gz/.xz/.bz2, .jsonl, or - for stdin).
 
     The result is a directory that transformers.AutoTokenizer.from_pretrained loads as is,
@@ -73,6 +75,7 @@ def train(corpus, algo, vocab_size, lower, normalize, unicode, strip_accents, mi
         min_frequency=min_frequency,
         max_piece_length=max_piece_length,
         field_name=field_name,
+        punct_pieces=punct_pieces,
     )
     result = train_tokenizer(list(corpus), cfg, out or default_out(cfg), force=force, progress=not quiet)
     c = result.corpus

@@ -107,6 +107,8 @@ class TrainConfig:
     character_coverage: float = 0.9999
     limit_alphabet: int = 1000
     field_name: str | None = None
+    # Unigram on punctuation-spaced text: give every mark its '▁mark' piece (docs/training.md).
+    punct_pieces: bool = True
 
     def __post_init__(self) -> None:
         if self.algo not in ALGOS:

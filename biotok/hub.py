@@ -82,7 +82,7 @@ def known_aliases() -> list[str]:
     return sorted(REGISTRY)
 
 
-def tokenizers_dir(explicit: str | os.PathLike[str] | None = None) -> Path | None:
+def local_dir(explicit: str | os.PathLike[str] | None = None) -> Path | None:
     """The local override directory: the explicit argument, else $BIOTOK_TOKENIZERS_DIR, else None."""
     value = explicit if explicit is not None else os.environ.get(ENV_DIR)
     return Path(value) if value else None
@@ -107,7 +107,7 @@ def _exists(p: Path) -> bool:
 def resolve(
     name: str,
     *,
-    tokenizers_dir_: str | os.PathLike[str] | None = None,
+    tokenizers_dir: str | os.PathLike[str] | None = None,
     repo_id: str | None = None,
 ) -> Path:
     """A local directory holding the tokenizer files of alias ``name`` (or of Hub ``repo_id``)."""
@@ -120,7 +120,7 @@ def resolve(
             )
     else:
         alias = Alias(name, repo_id, (repo_id.split("/")[-1],), repo_id)
-    base = tokenizers_dir(tokenizers_dir_)
+    base = local_dir(tokenizers_dir)
     found = local_copy(alias, base)
     if found is not None:
         return found

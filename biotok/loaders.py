@@ -43,13 +43,13 @@ def load_any(
     from biotok import hub
 
     if raw.lower() in hub.REGISTRY:
-        d = hub.resolve(raw, tokenizers_dir_=tokenizers_dir)
+        d = hub.resolve(raw, tokenizers_dir=tokenizers_dir)
         return _load_path(d, lowercase=lowercase, name=name or raw.lower(), source=f"{raw} ({d})")
     looks_like_file = raw.lower().endswith(_FILE_SUFFIXES) or raw.startswith((".", "/", "~"))
     if looks_like_file or (os.sep in raw and not _HUB_ID_RE.match(raw)):
         raise TokenizerLoadError(f"tokenizer file or directory not found: {raw}")
     if _HUB_ID_RE.match(raw):
-        d = hub.resolve(raw, tokenizers_dir_=tokenizers_dir, repo_id=raw)
+        d = hub.resolve(raw, tokenizers_dir=tokenizers_dir, repo_id=raw)
         return _load_path(d, lowercase=lowercase, name=name or raw, source=f"{raw} ({d})")
     raise TokenizerLoadError(
         f"unknown tokenizer {raw!r}: not a file, a directory nor a known alias "
@@ -90,10 +90,9 @@ def normalizer_lowercases(backend: Tokenizer) -> bool:
 
 
 def _hf(p: Path, *, lowercase: bool | None, name: str | None) -> BiotokTokenizer:
+    """A saved pipeline is used as saved: ``lowercase`` (meant for vocab files) is not applied."""
     tok = load_hf(p, name=name)
-    if lowercase is not None:
-        tok.lowercase = lowercase
-    elif tok.lowercase is None:
+    if tok.lowercase is None:
         tok.lowercase = normalizer_lowercases(tok.backend)
     return tok
 
@@ -135,7 +134,7 @@ def _load_file(f: Path, *, lowercase: bool | None, name: str | None) -> BiotokTo
     if fname.endswith(".model"):
         return load_spm(f, name=stem_name)
     if fname.endswith((".json", ".json.gz")):
-        if fname in ("vocab.json", "vocab.json.gz") or _is_flat_vocab(f):
+        if fname in ("vocab.json", "vocab.json.gz") or (not fname.startswith("tokenizer") and _is_flat_vocab(f)):
             merges = f.with_name("merges.txt")
             if not merges.is_file():
                 raise TokenizerLoadError(f"{f} is a BPE vocabulary but {merges} is missing beside it")

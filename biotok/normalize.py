@@ -164,6 +164,11 @@ def build_normalizer(config: NormalizeConfig | None = None):
     return normalizers.Sequence(steps)
 
 
+def is_spaced_punctuation(piece: str) -> bool:
+    """True for a single character that the spacing rules surround with spaces."""
+    return len(piece) == 1 and regex.fullmatch(_PUNCT, piece) is not None
+
+
 def words(text: str, config: NormalizeConfig | None = None) -> list[str]:
     """biotok's word segmentation: normalize (punctuation spaced) then split on whitespace.
 

@@ -104,7 +104,9 @@ def spm_to_tokenizer(
     tok.decoder = decoders.Metaspace(replacement="▁", prepend_scheme=prepend, split=True)
     specials = [p for p, _, t in pieces if t in (CONTROL, UNKNOWN)]
     tok.add_special_tokens([AddedToken(s, special=True, normalized=False) for s in specials])
-    user = [p for p, _, t in pieces if t == USER_DEFINED]
+    # user-defined pieces such as "▁," live in the model; only the others are matched as added
+    # tokens (the text never contains "▁" before the pre-tokenizer runs)
+    user = [p for p, _, t in pieces if t == USER_DEFINED and not p.startswith("▁")]
     if user:
         tok.add_tokens([AddedToken(u, normalized=False) for u in user])
     return tok

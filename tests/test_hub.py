@@ -43,7 +43,7 @@ def offline_empty_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path
 
 
 def test_local_copy_from_tokenizers_dir(shared_data: Path) -> None:
-    d = hub.resolve("camemberta", tokenizers_dir_=shared_data / "tokenizers")
+    d = hub.resolve("camemberta", tokenizers_dir=shared_data / "tokenizers")
     assert d == shared_data / "tokenizers" / "camemberta-base"
 
 
@@ -54,7 +54,7 @@ def test_env_dir(shared_data: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_offline_uncached_alias_is_one_clear_line(offline_empty_cache: Path, tmp_path: Path) -> None:
     with pytest.raises(TokenizerLoadError) as e:
-        hub.resolve("alibert", tokenizers_dir_=tmp_path)
+        hub.resolve("alibert", tokenizers_dir=tmp_path)
     msg = str(e.value)
     assert "\n" not in msg
     assert "'alibert'" in msg and "quinten-datalab/AliBERT-7GB" in msg

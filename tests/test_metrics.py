@@ -152,41 +152,50 @@ def _naive_counts(tok: Tokenizer, lines: list[str], unk: str) -> dict:
             "split": sum(n for k, n in per_word.items() if k >= 2), "seen": len(freqs)}
 
 
-def test_compare_equals_direct_computation(shared_data: Path, sample_lines: list[str]) -> None:
-    import sentencepiece as spm
+def test_compare_equals_direct_computation(shared_data: Path, sample_corpus: Path, sample_lines: list[str]) -> None:
+    """`biotok compare camemberta camembertv2 barthez --corpus <E3C text> --json` against a
+    per-piece Python loop over the raw `tokenizers` files and the `sentencepiece` library."""
+    import json
 
-    from biotok.loaders import load_any
+    import sentencepiece as spm
+    from click.testing import CliRunner
+
+    from biotok.cli import main
 
     toks_dir = shared_data / "tokenizers"
-    lines = sample_lines[:80]
-    names = ["camemberta", "camembertv2", "barthez"]
-    toks = [load_any(n, tokenizers_dir=toks_dir) for n in names]
-    cmp = compare(toks, lines, batch_size=25)
+    n_lines = 80
+    r = CliRunner().invoke(main, ["compare", "camemberta", "camembertv2", "barthez", "--corpus", str(sample_corpus),
+                                  "--max-lines", str(n_lines), "--batch-size", "25",
+                                  "--tokenizers-dir", str(toks_dir), "--json"])
+    assert r.exit_code == 0, r.output
+    got = json.loads(r.output)["corpus"]["tokenizers"]
+    lines = sample_lines[:n_lines]
     raw = {
         "camemberta": (_raw(toks_dir / "camemberta-base" / "tokenizer.json.gz"), "[UNK]"),
         "camembertv2": (_raw(toks_dir / "camembertv2-base" / "tokenizer.json.gz"), "[UNK]"),
         "barthez": (_raw(toks_dir / "barthez" / "tokenizer.json.gz"), "<unk>"),
     }
     n_words = sum(len(words(l)) for l in lines)  # biotok's pure-Python reference definition
-    for r, c in zip(cmp.results, cmp.counts):
-        backend, unk = raw[r.name]
+    for t in got:
+        backend, unk = raw[t["name"]]
         ref = _naive_counts(backend, lines, unk)
-        assert r.words == ref["words"] == n_words
-        assert r.pieces == ref["pieces"]
-        assert c.unk == ref["unk"] and c.chars == ref["chars"]
-        assert c.split_words == ref["split"]
-        assert dict(c.pieces_per_word) == {k: v for k, v in ref["per_word"].items() if v}
-        assert r.fertility == pytest.approx(sum(k * v for k, v in ref["per_word"].items()) / n_words)
-        assert r.utilization == pytest.approx(ref["seen"] / r.vocab_size)
+        assert t["words"] == ref["words"] == n_words and t["lines"] == n_lines
+        assert t["pieces"] == ref["pieces"]
+        assert {int(k): v for k, v in t["pieces_per_word_hist"].items()} == {k: v for k, v in ref["per_word"].items() if v}
+        assert t["split_share"] * n_words == pytest.approx(ref["split"])
+        assert t["unk_rate"] * t["pieces"] == pytest.approx(ref["unk"])
+        assert t["fertility"] == pytest.approx(sum(k * v for k, v in ref["per_word"].items()) / n_words)
+        assert t["chars_per_piece"] == pytest.approx(ref["chars"] / sum(k * v for k, v in ref["per_word"].items()))
+        assert t["utilization"] == pytest.approx(ref["seen"] / t["vocab_size"])
     # sequence length against the sentencepiece library itself
     sp_a = spm.SentencePieceProcessor(model_file=str(toks_dir / "camemberta-base" / "spm.model"))
     sp_b = spm.SentencePieceProcessor(model_file=str(toks_dir / "barthez" / "sentencepiece.bpe.model"))
     total_a = sum(len(sp_a.encode(l)) for l in lines)
     total_b = sum(len(sp_b.encode(l)) for l in lines)
-    assert cmp.results[0].pieces == total_a
-    assert cmp.results[2].pieces == total_b
-    assert cmp.relative_length[2] == pytest.approx(total_b / total_a)
-    assert cmp.relative_length[0] == 1.0
+    assert got[0]["pieces"] == total_a and got[2]["pieces"] == total_b
+    assert got[0]["relative_length"] == 1.0
+    assert got[2]["relative_length"] == pytest.approx(total_b / total_a)
+    assert got[1]["unk_rate"] > 0  # CamemBERTv2's 16-character limit shows up
 
 
 # --- terms -------------------------------------------------------------------------------------

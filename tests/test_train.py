@@ -125,3 +125,16 @@ def test_default_out_names_the_variant():
     assert str(default_out(TrainConfig())) == "biotok-unigram-cased-32000"
     cfg = TrainConfig(algo="bpe", vocab_size=8000, normalize=NormalizeConfig.raw(lowercase=True))
     assert str(default_out(cfg)) == "biotok-bpe-raw-lower-8000"
+
+
+@pytest.mark.parametrize("algo", ["unigram", "spm-unigram"])
+def test_unigram_learns_a_piece_per_spaced_punctuation_mark(tmp_path, small_corpus, algo):
+    text = "Le patient (54 ans), fébrile."
+    with_pp = load(train_tokenizer([small_corpus], TrainConfig(algo=algo, vocab_size=1500), tmp_path / "a").path)
+    plain = load(train_tokenizer(
+        [small_corpus], TrainConfig(algo=algo, vocab_size=1500, punct_pieces=False), tmp_path / "b"
+    ).path)
+    assert with_pp.vocab_size == plain.vocab_size == 1500
+    assert {"▁(", "▁)", "▁,", "▁."} <= set(with_pp.encode(text).pieces)
+    assert plain.encode(text).pieces.count("▁") == 4  # each mark costs "▁" + mark
+    assert len(with_pp.encode(text)) == len(plain.encode(text)) - 4

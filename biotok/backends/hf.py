@@ -98,6 +98,9 @@ def train_hf(
         raise TrainingError(f"tokenizers trainer failed: {e}") from None
     if seeds:
         tok = _unmark_seeds(tok, set(seeds))
+    if cfg.algo == "unigram" and cfg.punct_pieces and cfg.normalize.space_punctuation:
+        tok, added = add_punctuation_pieces(tok, set(cfg.specials.ordered))
+        notes["punctuation_pieces"] = added
     return Trained(finish(tok, cfg.specials), notes=notes)
 
 
@@ -105,6 +108,32 @@ def _no_blank(lines: Iterable[str]) -> Iterator[str]:
     for line in lines:
         if line:
             yield line
+
+
+def add_punctuation_pieces(tok: Tokenizer, specials: set[str]) -> tuple[Tokenizer, list[str]]:
+    """Give each punctuation piece ``c`` of a Unigram model a ``▁c`` piece, at equal size.
+
+    Punctuation-spaced text makes every mark a word of its own, and both Unigram trainers seed
+    multi-character pieces only from substrings repeated across distinct words, so ``▁,`` is
+    never learned and each mark costs two pieces (``▁`` + ``,``). A standalone mark's count is
+    its piece's count, so ``▁c`` takes the score of ``c`` (Viterbi then prefers it to
+    ``▁`` + ``c``); as many of the lowest-scoring multi-character pieces make room for them.
+    """
+    from biotok.normalize import is_spaced_punctuation
+
+    data = json.loads(tok.to_str())
+    vocab: list[list] = data["model"]["vocab"]
+    have = {p for p, _ in vocab}
+    new = [[f"▁{p}", s] for p, s in vocab if is_spaced_punctuation(p) and f"▁{p}" not in have]
+    if not new:
+        return tok, []
+    removable = sorted(
+        (i for i, (p, _) in enumerate(vocab) if len(p) > 1 and p not in specials),
+        key=lambda i: (vocab[i][1], vocab[i][0]),
+    )[: len(new)]
+    drop = set(removable)
+    data["model"]["vocab"] = [e for i, e in enumerate(vocab) if i not in drop] + new
+    return Tokenizer.from_str(json.dumps(data, ensure_ascii=False)), [p for p, _ in new]
 
 
 def _unmark_seeds(tok: Tokenizer, seeds: set[str]) -> Tokenizer:

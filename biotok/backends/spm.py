@@ -18,7 +18,7 @@ from biotok.backends.base import Trained, finish
 from biotok.config import TrainConfig
 from biotok.corpus import count_words, write_counts
 from biotok.errors import ConfigError, TrainingError
-from biotok.normalize import build_normalizer
+from biotok.normalize import build_normalizer, is_spaced_punctuation
 from biotok.spm_convert import spm_to_tokenizer
 
 # Fixed so that the same corpus gives the same model on any machine (EM sums per thread).
@@ -39,6 +39,10 @@ def train_spm(
 
     counts = count_words(_normalized(open_lines, cfg))
     specials = cfg.specials
+    user_symbols = [specials.mask]
+    if cfg.algo == "spm-unigram" and cfg.punct_pieces and cfg.normalize.space_punctuation:
+        # see biotok.backends.hf.add_punctuation_pieces: Unigram never learns "▁," on its own
+        user_symbols += sorted(f"▁{w}" for w, c in counts.items() if c >= 2 and is_spaced_punctuation(w))
     model = io.BytesIO()
     with tempfile.TemporaryDirectory(prefix="biotok-spm-") as tmp:
         tsv = os.path.join(tmp, "counts.tsv")
@@ -66,7 +70,7 @@ def train_spm(
                 pad_piece=specials.pad,
                 eos_piece=specials.eos,
                 unk_piece=specials.unk,
-                user_defined_symbols=[specials.mask],
+                user_defined_symbols=user_symbols,
                 num_threads=SPM_THREADS,
                 minloglevel=0 if progress else 2,
             )
@@ -80,5 +84,6 @@ def train_spm(
     return Trained(
         finish(tok, specials),
         extra_files={"spm.model": data},
-        notes={"distinct_words": len(counts), "spm_threads": SPM_THREADS},
+        notes={"distinct_words": len(counts), "spm_threads": SPM_THREADS,
+               "punctuation_pieces": user_symbols[1:]},
     )
