@@ -134,6 +134,9 @@ def compare(tokenizers, corpus, field_name, terms, max_lines, batch_size, exampl
     """
     from biotok.vocab import as_vocab, diff_vocab, duplicate_pairs
 
+    term_pairs = _read_terms_file(terms) if terms is not None else None  # fail fast, before any work
+    if plot is not None and not plot.resolve().parent.is_dir():
+        raise ConfigError(f"cannot write {plot}: folder {plot.parent} does not exist")
     toks = _load_all(tokenizers, tokenizers_dir, lowercase)
     result: dict[str, Any] = {
         "tokenizers": [
@@ -162,19 +165,10 @@ def compare(tokenizers, corpus, field_name, terms, max_lines, batch_size, exampl
             raise CorpusError(f"no words in corpus {', '.join(corpus)}")
         result["corpus"] = {"paths": list(corpus), **cmp.as_dict()}
     table = None
-    if terms is not None:
-        from biotok.metrics import read_terms, segment_terms
+    if term_pairs is not None:
+        from biotok.metrics import segment_terms
 
-        try:
-            term_lines = terms.read_text(encoding="utf-8").splitlines()
-        except FileNotFoundError:
-            raise CorpusError(f"terms file not found: {terms}") from None
-        except (OSError, UnicodeDecodeError) as e:
-            raise CorpusError(f"cannot read terms file {terms}: {e}") from None
-        pairs_t = read_terms(term_lines)
-        if not pairs_t:
-            raise CorpusError(f"terms file {terms} has no term")
-        table = segment_terms(toks, pairs_t)
+        table = segment_terms(toks, term_pairs)
         result["terms"] = {"path": str(terms), **table.as_dict()}
     if plot is not None:
         _plot(plot, toks, vocabs, cmp, table)
@@ -189,6 +183,21 @@ def compare(tokenizers, corpus, field_name, terms, max_lines, batch_size, exampl
         _print_terms(table)
     if plot is not None:
         click.echo(f"\nplot written to {plot}")
+
+
+def _read_terms_file(path: Path) -> list[tuple[str, str]]:
+    from biotok.metrics import read_terms
+
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        raise CorpusError(f"terms file not found: {path}") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise CorpusError(f"cannot read terms file {path}: {e}") from None
+    pairs = read_terms(lines)
+    if not pairs:
+        raise CorpusError(f"terms file {path} has no term")
+    return pairs
 
 
 def _print_vocab(vocabs, dup, pairs, examples: int) -> None:
@@ -240,8 +249,6 @@ def _print_terms(table) -> None:
 def _plot(path: Path, toks, vocabs, cmp, table) -> None:
     from biotok import report as rep
 
-    if path.parent and not path.parent.exists():
-        raise ConfigError(f"cannot write {path}: folder {path.parent} does not exist")
     if cmp is not None:
         rep.plot_fertility(cmp, path)
     elif table is not None:

@@ -130,7 +130,8 @@ def _load_dir(d: Path, *, lowercase: bool | None, name: str | None) -> BiotokTok
 
 def _load_file(f: Path, *, lowercase: bool | None, name: str | None) -> BiotokTokenizer:
     fname = f.name.lower()
-    stem_name = name or (f.parent.name if fname.split(".")[0] in ("tokenizer", "vocab", "merges", "spm", "sentencepiece", "spiece") else f.name.split(".")[0])
+    generic = fname.split(".")[0] in ("tokenizer", "vocab", "merges", "spm", "sentencepiece", "spiece")
+    stem_name = name or (f.parent.name if generic else f.name.split(".")[0])
     if fname.endswith(".model"):
         return load_spm(f, name=stem_name)
     if fname.endswith((".json", ".json.gz")):

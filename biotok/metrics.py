@@ -209,7 +209,9 @@ class PieceCounter:
         self.tokenizer = tokenizer
         self.vocab_size = tokenizer.vocab_size
         self.unk_id = tokenizer.unk_id
-        self.special_ids = np.asarray(sorted(tokenizer.special_ids - ({self.unk_id} if self.unk_id is not None else set())), dtype=np.int64)
+        # special tokens found in raw text are not pieces of words; UNK is (it is counted)
+        specials = tokenizer.special_ids - ({self.unk_id} if self.unk_id is not None else set())
+        self.special_ids = np.asarray(sorted(specials), dtype=np.int64)
         self.lines = self.words = self.chars = 0
         self.pieces = self.pieces_in_words = self.split_words = self.pieces_in_split_words = self.unk = 0
         self.ppw = np.zeros(64, dtype=np.int64)
@@ -231,7 +233,8 @@ class PieceCounter:
             ids, spans, piece_lines = ids[keep], spans[keep], piece_lines[keep]
         n_lines = len(lines)
         n_words = len(word_lines)
-        word_of = assign_pieces(spans[:, 0] if ids.size else np.zeros(0, np.int64), piece_lines, word_spans, word_lines, line_base)
+        starts = spans[:, 0] if ids.size else np.zeros(0, np.int64)
+        word_of = assign_pieces(starts, piece_lines, word_spans, word_lines, line_base)
         per_word = np.bincount(word_of[word_of >= 0], minlength=n_words) if n_words else np.zeros(0, np.int64)
         self.lines += n_lines
         self.words += n_words

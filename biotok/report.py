@@ -139,7 +139,8 @@ def plot_overlap(vocabs: Sequence[Vocab], path: Path) -> Path:
     ax.set_yticks(range(n), names)
     for i in range(n):
         for j in range(n):
-            ax.text(j, i, f"{mat[i][j]:.2f}", ha="center", va="center", color="white" if mat[i][j] < 0.6 else "black")
+            colour = "white" if mat[i][j] < 0.6 else "black"
+            ax.text(j, i, f"{mat[i][j]:.2f}", ha="center", va="center", color=colour)
     ax.set_title("Vocabulary overlap (Jaccard of marker-free pieces)")
     ax.set_xlabel("tokenizer")
     ax.set_ylabel("tokenizer")

@@ -8,6 +8,7 @@ for '▁', '##' and 'Ġ' vocabularies it marks a word *start*, for '</w>' a word
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
@@ -16,7 +17,7 @@ from weakref import WeakKeyDictionary
 
 from biotok.tokenizer import BiotokTokenizer, detect_marker
 
-VocabLike = Union[BiotokTokenizer, Mapping[str, int], Iterable[str]]
+VocabLike = Union[BiotokTokenizer, Mapping[str, int], Iterable[str], str, "os.PathLike[str]"]
 
 _SPECIAL_RE = re.compile(r"^(\[[A-Za-z_]+[0-9]*\]|<[A-Za-z_/|]+[0-9]*>|<0x[0-9A-Fa-f]{2}>|<\|[^|]*\|>)$")
 _CACHE: "WeakKeyDictionary[BiotokTokenizer, dict[str, Vocab]]" = WeakKeyDictionary()
@@ -132,6 +133,10 @@ def as_vocab(v: VocabLike, name: str | None = None, marker: str | None = None) -
     """Normalize a tokenizer, a {piece: id} map or a list of pieces into a :class:`Vocab`."""
     if isinstance(v, Vocab):
         return v
+    if isinstance(v, (str, os.PathLike)):  # a path or alias: load it
+        from biotok.tokenizer import load
+
+        v = load(v)
     if isinstance(v, BiotokTokenizer) and name is None:
         key = f"{v.name}\0{marker or v.marker}\0{v.vocab_size}"
         cached = _CACHE.setdefault(v, {})

@@ -133,3 +133,14 @@ def test_bad_input_is_one_line_exit_2(tdir: str, tmp_path: Path, shared_data: Pa
     lines = [l for l in err.splitlines() if l.strip()]
     assert len(lines) == 1 and lines[0].startswith("biotok: error:") and needle in lines[0], err
     assert "Traceback" not in r.output
+
+
+def test_plot_into_a_missing_folder_fails_fast(tmp_path: Path) -> None:
+    r = CliRunner().invoke(main, ["compare", "bert", "--plot", str(tmp_path / "no" / "x.png")])
+    assert r.exit_code == 2 and "does not exist" in r.output
+
+
+def test_empty_terms_file(tmp_path: Path) -> None:
+    (tmp_path / "t.txt").write_text("# only a comment\n\n", encoding="utf-8")
+    r = CliRunner().invoke(main, ["compare", "bert", "--terms", str(tmp_path / "t.txt")])
+    assert r.exit_code == 2 and "has no term" in r.output

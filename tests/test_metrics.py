@@ -219,7 +219,7 @@ def test_segment_terms_cells(sample_lines: list[str]) -> None:
 TRICKY = "ab é'’«»“”–—-.,;:!?()/%+=×10²³⁹ \u00a0\u202f\u200b\u00ad\x07ﬁＡ（）"
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(st.lists(st.text(alphabet=TRICKY, min_size=1, max_size=40), min_size=1, max_size=5))
 def test_word_spans_equal_biotok_words(lines: list[str]) -> None:
     """The fast splitter (light and full pipelines) gives biotok.normalize.words, span by span."""

@@ -92,3 +92,8 @@ def test_real_vocabularies(shared_data: Path) -> None:
     assert d.size_a == 32001 and d.size_b == 30522
     assert "tion" in as_vocab(camemberta).forms and "tion" in as_vocab(bert).forms
     assert 0 < d.shared < min(d.forms_a, d.forms_b)
+
+
+def test_duplicates_of_a_path(shared_data: Path) -> None:
+    model = shared_data / "tokenizers" / "camemberta-base" / "spm.model"
+    assert duplicates(model) == duplicates(str(model)) > 1000
