@@ -25,7 +25,6 @@ from biotok.errors import ConfigError
 from biotok.tokenizer import BiotokTokenizer
 
 RENYI_ALPHA = 2.5  # Zouhar et al. (2023), "Tokenization and the noiseless channel"
-_GUARD = "[\\p{P}\\p{Sm}\\p{Sc}]"  # punctuation, math symbols, currency
 
 
 # --- pure maths on counts ------------------------------------------------------------------
@@ -125,20 +124,13 @@ class WordSplitter:
         from dataclasses import replace
 
         import regex
-        from tokenizers import Regex, normalizers
 
-        from biotok.normalize import CONTROL, FOLDS, SPACING_PATTERN, build_normalizer
+        from biotok.normalize import CONTROL, normalizer_steps
 
         cfg = config or NormalizeConfig()
-        spacing = []
-        if cfg.space_punctuation:
-            # Same rules, ~7x faster: every spacing rule sits next to a punctuation/symbol
-            # character, so a cheap guard skips the 17 look-arounds everywhere else.
-            spacing.append(normalizers.Replace(Regex(f"(?:(?<={_GUARD})|(?={_GUARD}))(?:{SPACING_PATTERN})"), " "))
-        base = build_normalizer(replace(cfg, space_punctuation=False))
-        self._full = _word_tokenizer(([base] if base is not None else []) + spacing)
-        folds = [normalizers.Replace(Regex(p), r) for p, r in FOLDS] if cfg.fold_typography else []
-        self._light = _word_tokenizer(folds + spacing)
+        self._full = _word_tokenizer(normalizer_steps(cfg))
+        # On an NFKC line without control characters the first steps are the identity.
+        self._light = _word_tokenizer(normalizer_steps(replace(cfg, strip_control=False, unicode="none")))
         self._changing = regex.compile(CONTROL) if cfg.strip_control else None
         self._form = {"NFKC": "NFKC", "NFC": "NFC"}.get(cfg.unicode)
         self._light_ok = not (cfg.lowercase or cfg.strip_accents)

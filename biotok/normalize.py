@@ -153,8 +153,8 @@ def normalize(text: str, config: NormalizeConfig | None = None) -> str:
     return text
 
 
-def build_normalizer(config: NormalizeConfig | None = None):
-    """The ``tokenizers`` normalizer equivalent to :func:`normalize` (None when it is identity)."""
+def normalizer_steps(config: NormalizeConfig | None = None) -> list:
+    """The ``tokenizers`` normalizers that implement :func:`normalize`, in order."""
     from tokenizers import Regex, normalizers
 
     cfg = config or NormalizeConfig()
@@ -174,9 +174,15 @@ def build_normalizer(config: NormalizeConfig | None = None):
         steps.extend([normalizers.NFD(), normalizers.StripAccents(), normalizers.NFC()])
     if cfg.space_punctuation:
         steps.append(normalizers.Replace(Regex(SPACING_PATTERN), " "))
-    if not steps:
-        return None
-    return normalizers.Sequence(steps)
+    return steps
+
+
+def build_normalizer(config: NormalizeConfig | None = None):
+    """The ``tokenizers`` normalizer equivalent to :func:`normalize` (None when it is identity)."""
+    from tokenizers import normalizers
+
+    steps = normalizer_steps(config)
+    return normalizers.Sequence(steps) if steps else None
 
 
 def is_spaced_punctuation(piece: str) -> bool:
