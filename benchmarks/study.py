@@ -4,7 +4,8 @@
 
 1. Training text: E3C French clinical cases (PAMJ, all but the last 300 documents), E3C drug
    leaflets (the first ``--leaflets-mb`` MB), QUAERO train (MEDLINE titles + EMEA), LabForSIMS
-   doctor-patient dialogues.
+   doctor-patient dialogues, the French side of the WMT biomedical training abstracts
+   (MEDLINE, SciELO, EDP; research use, read from ../shared, never redistributed).
 2. Held-out text: QUAERO test (MEDLINE + EMEA) and the last 300 PAMJ clinical cases.
 3. Trains the AliBERT paper's variants at 40,000 pieces (Unigram, Unigram_L, Unigram_N_N, BPE,
    WordPiece, SentencePiece Unigram) plus Unigram_L and BPE at 32,000, and compares them with
@@ -16,18 +17,20 @@
 from __future__ import annotations
 
 import argparse
-import io
 import json
+import re
 import lzma
 import sys
 import tarfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import CACHE, DATA, REPO, require_data  # noqa: E402
 
 from biotok.config import NormalizeConfig, TrainConfig  # noqa: E402
+from biotok.errors import ConfigError  # noqa: E402
 from biotok.corpus import iter_lines  # noqa: E402
 from biotok.metrics import compare, read_terms, segment_terms  # noqa: E402
 from biotok.report import build_report  # noqa: E402
@@ -84,6 +87,16 @@ def _labforsims() -> list[str]:
     return out
 
 
+def _wmt_french() -> list[str]:
+    """French side of the WMT biomedical training abstracts (MEDLINE, SciELO, EDP)."""
+    out = []
+    with tarfile.open(DATA / "corpora/wmt-biomed-fr-en/wmt_biomed_train_medline_scielo_edp_fr-en.tar.xz") as tar:
+        for m in sorted(tar.getmembers(), key=lambda m: m.name):
+            if m.isfile() and m.name.endswith(("medline_d1.fr", "scielo_d1.fr", "edp_d1.fr")):
+                out.extend(_paragraphs(tar.extractfile(m).read().decode("utf-8")))
+    return out
+
+
 def build_corpora(leaflets_mb: float) -> dict[str, Path]:
     WORK.mkdir(parents=True, exist_ok=True)
     paths = {k: WORK / f"{k}.txt" for k in ("train", "heldout_quaero", "heldout_e3c")}
@@ -93,7 +106,7 @@ def build_corpora(leaflets_mb: float) -> dict[str, Path]:
     with open(paths["train"], "w", encoding="utf-8") as f:
         for doc in pamj[:-HELD_OUT_PAMJ]:
             f.writelines(p + "\n" for p in _paragraphs(doc))
-        for p in _quaero("train") + _labforsims():
+        for p in _quaero("train") + _labforsims() + _wmt_french():
             f.write(p + "\n")
         budget = int(leaflets_mb * 1e6)
         for line in iter_lines([DATA / "corpora/e3c-fr/layer3_fr_ministere_ccbync.jsonl.xz"]):
@@ -115,7 +128,13 @@ def train_variants(train: Path, retrain: bool) -> dict[str, Path]:
         if retrain or not (d / "tokenizer.json").is_file():
             start = time.perf_counter()
             cfg = TrainConfig(algo=algo, vocab_size=vocab, normalize=norm, punct_pieces=not name.endswith("-plain"))
-            train_tokenizer([train], cfg, d, force=True)
+            try:
+                train_tokenizer([train], cfg, d, force=True)
+            except ConfigError as e:  # the text supports fewer pieces: take the largest, in thousands
+                supported = int(re.search(r"supports only (\d+)", str(e)).group(1))
+                print(f"{name}: {e}; training at {supported // 1000 * 1000}", flush=True)
+                cfg = replace(cfg, vocab_size=supported // 1000 * 1000)
+                train_tokenizer([train], cfg, d, force=True)
             print(f"trained {name} in {time.perf_counter() - start:.0f} s", flush=True)
         out[name] = d
     return out
@@ -135,7 +154,7 @@ def _verdict(ok: bool) -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--leaflets-mb", type=float, default=40)
+    ap.add_argument("--leaflets-mb", type=float, default=120)
     ap.add_argument("--retrain", action="store_true")
     ap.add_argument("--smoke", action="store_true",
                     help="1 MB of leaflets, vocabularies / 10, output under /tmp/biotok-study-smoke")
@@ -205,7 +224,8 @@ def write_markdown(res: dict, table, order: list[str]) -> None:
     for k, d in {**res["training_text"], **{k: x for k, x in res["heldout"].items()}}.items():
         L.append(f"| {k} | {d['lines']:,} | {d['mb']} |")
     L.append(f"\nTraining: E3C PAMJ clinical cases (all but the last 300 documents), the first {res['leaflets_mb']:g} MB of the E3C")
-    L.append("drug leaflets, QUAERO train, LabForSIMS dialogues. Held out: QUAERO test (MEDLINE titles and")
+    L.append("drug leaflets, QUAERO train, LabForSIMS dialogues and the French WMT biomedical abstracts (MEDLINE,")
+    L.append("SciELO, EDP). Held out: QUAERO test (MEDLINE titles and")
     L.append("EMEA leaflets) and the last 300 PAMJ clinical cases. The biotok variants follow the AliBERT")
     L.append("paper's list; all are lowercased except `Unigram` and `Unigram_N_N` (no normalization at all).\n")
     L.append("## Vocabularies\n")
