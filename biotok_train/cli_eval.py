@@ -132,7 +132,7 @@ def fill_mask_cmd(model, text, top_k, cloze) -> None:
     if cloze is not None:
         read_cloze(cloze)  # validate before loading the model
         model_, tok = load_mlm(model)
-        click.echo(format_mlm(cloze_accuracy(model_, tok, cloze)))
+        click.echo(format_mlm(cloze_accuracy(model_, tok, cloze, name=model)))
         return
     model_, tok = load_mlm(model)
     click.echo(format_fillers(text, fill_mask(model_, tok, text, top_k)))

@@ -89,9 +89,10 @@ def read_cloze(path: str | os.PathLike[str]) -> list[WordSample]:
     return out
 
 
-def cloze_accuracy(model, tok: BiotokTokenizer, path: str | os.PathLike[str], ks: Sequence[int] = KS) -> MlmResult:
+def cloze_accuracy(model, tok: BiotokTokenizer, path: str | os.PathLike[str], ks: Sequence[int] = KS,
+                   name: str = "") -> MlmResult:
     """Whole-word top-k accuracy on a cloze file (same rules as eval-mlm)."""
-    return masked_word_accuracy(model, tok, read_cloze(path), ks, name=tok.name)
+    return masked_word_accuracy(model, tok, read_cloze(path), ks, name=name or tok.name)
 
 
 def format_fillers(text: str, fillers: list[list[Filler]]) -> str:

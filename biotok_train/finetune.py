@@ -356,7 +356,7 @@ def format_report(result: NerResult) -> str:
     """A terminal table: one row per entity type, then micro and macro averages."""
     rep = result.report
     types = sorted(k for k in rep if not k.endswith(" avg"))
-    lines = [f"NER {result.dataset} · {Path(result.model).name} · seed {result.config.seed} · best epoch {result.best_epoch}",
+    lines = [f"NER {result.dataset} · {result.model} · seed {result.config.seed} · best epoch {result.best_epoch}",
              f"{'type':<14}{'P':>8}{'R':>8}{'F1':>8}{'support':>9}"]
     for k in types + ["micro avg", "macro avg"]:
         r = rep[k]
@@ -531,7 +531,7 @@ def finetune_cls(
 
 def format_cls_report(result: ClsResult) -> str:
     """A terminal table: one row per label, then the macro average and accuracy."""
-    lines = [f"classification {result.dataset} · {Path(result.model).name} · seed {result.config.seed} · "
+    lines = [f"classification {result.dataset} · {result.model} · seed {result.config.seed} · "
              f"best epoch {result.best_epoch}", f"{'label':<14}{'P':>8}{'R':>8}{'F1':>8}{'support':>9}"]
     for k in [*result.labels, "macro avg"]:
         r = result.report[k]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import tempfile
 from typing import Callable, Iterator
 
@@ -23,6 +24,25 @@ from biotok.spm_convert import spm_to_tokenizer
 
 # Fixed so that the same corpus gives the same model on any machine (EM sums per thread).
 SPM_THREADS = 4
+
+
+def _vocab_error(message: str, cfg: TrainConfig) -> Exception:
+    """SentencePiece's refusals, in the words the HF path uses (one line, what to change)."""
+    msg = message.strip().splitlines()[-1] if message.strip() else "unknown error"
+    if m := re.search(r"Vocabulary size too high \(\d+\)\. Please set it to a value <= (\d+)", msg):
+        n = int(m.group(1))
+        return ConfigError(
+            f"asked for {cfg.vocab_size} pieces but this corpus supports only {n} with {cfg.algo}; "
+            f"lower --vocab-size to at most {n} or train on more text"
+        )
+    if m := re.search(r"smaller than required_chars\. (\d+) vs (\d+)", msg):
+        return ConfigError(
+            f"vocab size {cfg.vocab_size} is too small: the corpus' characters and the special "
+            f"tokens alone need {m.group(2)} pieces with {cfg.algo}; use --vocab-size {m.group(2)} or more"
+        )
+    if "vocab" in msg.lower():
+        return ConfigError(f"sentencepiece refused vocab size {cfg.vocab_size}: {msg}")
+    return TrainingError(f"sentencepiece training failed: {msg}")
 
 
 def _normalized(open_lines: Callable[[], Iterator[str]], cfg: TrainConfig) -> Iterator[str]:
@@ -75,10 +95,7 @@ def train_spm(
                 minloglevel=0 if progress else 2,
             )
         except RuntimeError as e:
-            msg = str(e).strip().splitlines()[-1] if str(e).strip() else repr(e)
-            if "vocab" in msg.lower():
-                raise ConfigError(f"sentencepiece refused vocab size {cfg.vocab_size}: {msg}") from None
-            raise TrainingError(f"sentencepiece training failed: {msg}") from None
+            raise _vocab_error(str(e), cfg) from None
     data = model.getvalue()
     tok = spm_to_tokenizer(data, normalizer=build_normalizer(cfg.normalize))
     return Trained(
