@@ -26,7 +26,7 @@ sys.path.insert(0, str(REPO))
 from biotok_train.checkpoint import save_hf_tokenizer  # noqa: E402
 from biotok_train.data import PackedData  # noqa: E402
 from biotok_train.loop import PretrainConfig, peak_flops, pretrain  # noqa: E402
-from biotok_train.models import Vocab, build, count_params  # noqa: E402
+from biotok_train.models import Vocab, build  # noqa: E402
 from biotok_train.prepare import prepare  # noqa: E402
 
 

@@ -7,23 +7,26 @@
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 
+RESULTS = HERE / "results"
+TOKENIZERS = HERE.parent.parent / "shared" / "data" / "tokenizers"
 FULL = [
     ["normalize_speed.py", "--mb", "20", "--runs", "3"],
-    ["compare_speed.py"],
+    ["compare_speed.py", "--runs", "3"],
     ["train_speed.py", "--sizes", "100,1000", "--runs", "3"],
-    ["pretrain_throughput.py"],
+    ["pretrain_throughput.py", "--json", str(RESULTS / "pretrain_throughput.json")],
 ]
 QUICK = [
     ["normalize_speed.py", "--mb", "2", "--runs", "1"],
-    ["compare_speed.py", "--quick"],
+    ["compare_speed.py", "--runs", "1", "--max-lines", "300"],
     ["train_speed.py", "--sizes", "3,6", "--runs", "1", "--vocab-size", "4000"],
-    ["pretrain_throughput.py", "--quick"],
+    ["pretrain_throughput.py", "--steps", "6", "--skip", "2", "--json", str(RESULTS / "pretrain_throughput.json")],
 ]
 
 
@@ -31,6 +34,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="small inputs, one run each")
     args = ap.parse_args()
+    os.environ.setdefault("BIOTOK_TOKENIZERS_DIR", str(TOKENIZERS))
     failed = []
     for cmd in QUICK if args.quick else FULL:
         script = HERE / cmd[0]

@@ -32,11 +32,11 @@ from _common import CACHE, DATA, REPO, require_data  # noqa: E402
 from biotok.config import NormalizeConfig, TrainConfig  # noqa: E402
 from biotok.errors import ConfigError  # noqa: E402
 from biotok.corpus import iter_lines  # noqa: E402
-from biotok.metrics import compare, read_terms, segment_terms  # noqa: E402
+from biotok.metrics import read_terms, segment_terms  # noqa: E402
 from biotok.report import build_report  # noqa: E402
 from biotok.tokenizer import load  # noqa: E402
 from biotok.train import train_tokenizer  # noqa: E402
-from biotok.vocab import as_vocab, diff_vocab, duplicates  # noqa: E402
+from biotok.vocab import diff_vocab, duplicates  # noqa: E402
 
 DOCS = REPO / "docs"
 FIG = DOCS / "study"
@@ -183,7 +183,6 @@ def main() -> None:
         results["training_text" if k == "train" else "heldout"][k] = {"file": p.name, "lines": n_lines, "mb": round(p.stat().st_size / 1e6, 2)}
 
     # vocabularies: size, duplicates, overlap with CamemBERTa
-    vocabs = {n: as_vocab(toks[n]) for n in order}
     for n in order:
         d = diff_vocab(toks[n], toks["camemberta"]) if n != "camemberta" else None
         results["vocab"][n] = {

@@ -19,8 +19,9 @@ import os
 import platform
 import shutil
 import tempfile
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from tokenizers import Tokenizer
 
@@ -38,6 +39,29 @@ def check_writable(out: str | os.PathLike[str], force: bool) -> Path:
     if p.exists() and not p.is_dir():
         raise OutputExistsError(f"{p} exists and is not a directory")
     return p
+
+
+@contextmanager
+def atomic_directory(out: str | os.PathLike[str], force: bool = False) -> Iterator[Path]:
+    """Yield a temporary sibling of ``out`` to fill; on success it replaces ``out`` in one rename.
+
+    On any error the temporary directory is removed and an existing ``out`` is left untouched.
+    """
+    dest = check_writable(out, force)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", dir=dest.parent))
+    try:
+        yield tmp
+        if dest.exists():
+            old = dest.with_name(f".{dest.name}.old-{os.getpid()}")
+            dest.rename(old)
+            tmp.rename(dest)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            tmp.rename(dest)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
 
 
 def tokenizer_config(specials: SpecialTokens, lowercase: bool) -> dict[str, Any]:
@@ -99,10 +123,7 @@ def write_artifact(
     force: bool = False,
 ) -> Path:
     """Write the artifact directory atomically (temp dir + rename) and return its path."""
-    dest = check_writable(out, force)
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", dir=dest.parent))
-    try:
+    with atomic_directory(out, force) as tmp:
         tokenizer.save(str(tmp / "tokenizer.json"), pretty=True)
         specials = config.specials
         (tmp / "tokenizer_config.json").write_text(
@@ -120,17 +141,7 @@ def write_artifact(
             **provenance,
         }
         (tmp / "biotok.json").write_text(_dump(meta), encoding="utf-8")
-        if dest.exists():
-            old = dest.with_name(f".{dest.name}.old-{os.getpid()}")
-            dest.rename(old)
-            tmp.rename(dest)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            tmp.rename(dest)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    return dest
+    return Path(out)
 
 
 def read_provenance(directory: str | os.PathLike[str]) -> dict[str, Any]:

@@ -8,14 +8,12 @@ interrupted run never leaves a half-written report; an existing output needs ``f
 from __future__ import annotations
 
 import math
-import shutil
-import tempfile
 from dataclasses import dataclass
 from itertools import combinations
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from biotok.errors import OutputExistsError
+from biotok.artifact import atomic_directory, check_writable
 from biotok.metrics import Comparison, compare
 from biotok.tokenizer import BiotokTokenizer
 from biotok.vocab import Vocab, as_vocab, diff_vocab, duplicates, piece_lengths
@@ -237,13 +235,10 @@ def build_report(
 ) -> Report:
     """Measure, draw and write report.md + figures into ``out`` (atomically renamed into place)."""
     out = Path(out)
-    if out.exists() and not force:
-        raise OutputExistsError(f"{out} exists; pass --force to replace it")
+    check_writable(out, force)  # fail before the measurement, not after
     cmp = compare(tokenizers, lines, **compare_kwargs)
     vocabs = [as_vocab(t) for t in tokenizers]
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
-    try:
+    with atomic_directory(out, force) as tmp:
         figs = [
             plot_fertility(cmp, tmp / "fertility.png"),
             plot_pieces_per_word(cmp, tmp / "pieces_per_word.png"),
@@ -252,16 +247,4 @@ def build_report(
             plot_piece_lengths(vocabs, tmp / "piece_length.png"),
         ]
         _write_markdown(tmp / "report.md", cmp, vocabs, figs, corpus_label)
-        if out.exists():
-            old = out.with_name(f".{out.name}.old")
-            if old.exists():
-                shutil.rmtree(old)
-            out.rename(old)
-            tmp.rename(out)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            tmp.rename(out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return Report(out, out / "report.md", tuple(out / f.name for f in figs), cmp)

@@ -26,7 +26,7 @@ from biotok_train import distributed as D
 from biotok_train.data import PackedData
 from biotok_train.errors import OutOfMemoryAtStartError, TokenizerMismatchError
 from biotok_train.masking import mask_tokens
-from biotok_train.models import SIZES, Vocab, build, count_params, main_model
+from biotok_train.models import SIZES, Vocab, build, count_params
 from biotok_train.optim import build_optimizer, build_scheduler
 from biotok_train.prepare import load_data_tokenizer
 

@@ -15,7 +15,7 @@ from tokenizers import Tokenizer, models, normalizers, pre_tokenizers
 
 from biotok.config import NormalizeConfig
 from biotok.metrics import (
-    Counts, assign_pieces, compare, count, fragmentation, fragmentation_from_counts, read_terms,
+    Counts, assign_pieces, count, fragmentation, fragmentation_from_counts, read_terms,
     renyi_efficiency, renyi_entropy, segment_terms,
 )
 from biotok.normalize import build_normalizer, words
