@@ -7,9 +7,11 @@
    doctor-patient dialogues, the French side of the WMT biomedical training abstracts
    (MEDLINE, SciELO, EDP; research use, read from ../shared, never redistributed).
 2. Held-out text: QUAERO test (MEDLINE + EMEA) and the last 300 PAMJ clinical cases.
-3. Trains the AliBERT paper's variants at 40,000 pieces (Unigram, Unigram_L, Unigram_N_N, BPE,
-   WordPiece, SentencePiece Unigram) plus Unigram_L and BPE at 32,000, and compares them with
-   the shared CamemBERTa, CamemBERTv2, BARThez, FlauBERT, BERT and SciBERT tokenizers.
+3. Trains the AliBERT paper's variants at 32,000 pieces (Unigram, Unigram_L, Unigram_N_N with
+   SentencePiece, as AliBERT did; BPE and WordPiece with tokenizers), the HF tokenizers Unigram
+   trainer and Unigram without punctuation pieces for comparison, and Unigram_L and BPE at
+   40,000 (or the most the text supports), then compares them with the shared CamemBERTa,
+   CamemBERTv2, BARThez, FlauBERT, BERT and SciBERT tokenizers.
 4. Writes docs/study.md (tables + verdicts computed from the numbers), docs/study/study.json
    and the figures of ``biotok report`` in docs/study/.
 """
@@ -44,16 +46,16 @@ WORK = CACHE / "study"
 HELD_OUT_PAMJ = 300
 REFERENCES = ["camemberta", "camembertv2", "barthez", "flaubert", "bert", "bert-cased", "scibert"]
 LOWER = NormalizeConfig(lowercase=True)
-VARIANTS = {  # name: (algo, vocab, normalize config)
-    "Unigram": ("unigram", 40000, NormalizeConfig()),
-    "Unigram_L": ("unigram", 40000, LOWER),
-    "Unigram_L-plain": ("unigram", 40000, LOWER),  # --no-punct-pieces
-    "Unigram_N_N": ("unigram", 40000, NormalizeConfig.raw()),
-    "BPE": ("bpe", 40000, LOWER),
-    "WordPiece": ("wordpiece", 40000, LOWER),
-    "SentencePiece": ("spm-unigram", 40000, LOWER),
-    "Unigram_L-32k": ("unigram", 32000, LOWER),
-    "BPE-32k": ("bpe", 32000, LOWER),
+VARIANTS = {  # name: (algo, vocab, normalize config, punctuation pieces)
+    "Unigram": ("spm-unigram", 32000, NormalizeConfig(), True),
+    "Unigram_L": ("spm-unigram", 32000, LOWER, True),
+    "Unigram_N_N": ("spm-unigram", 32000, NormalizeConfig.raw(), True),
+    "Unigram_L-plain": ("spm-unigram", 32000, LOWER, False),
+    "Unigram_L-hf": ("unigram", 32000, LOWER, True),
+    "BPE": ("bpe", 32000, LOWER, True),
+    "WordPiece": ("wordpiece", 32000, LOWER, True),
+    "Unigram_L-40k": ("spm-unigram", 40000, LOWER, True),
+    "BPE-40k": ("bpe", 40000, LOWER, True),
 }
 
 
@@ -123,11 +125,11 @@ def build_corpora(leaflets_mb: float) -> dict[str, Path]:
 
 def train_variants(train: Path, retrain: bool) -> dict[str, Path]:
     out = {}
-    for name, (algo, vocab, norm) in VARIANTS.items():
+    for name, (algo, vocab, norm, punct) in VARIANTS.items():
         d = WORK / "tokenizers" / name
         if retrain or not (d / "tokenizer.json").is_file():
             start = time.perf_counter()
-            cfg = TrainConfig(algo=algo, vocab_size=vocab, normalize=norm, punct_pieces=not name.endswith("-plain"))
+            cfg = TrainConfig(algo=algo, vocab_size=vocab, normalize=norm, punct_pieces=punct)
             try:
                 train_tokenizer([train], cfg, d, force=True)
             except ConfigError as e:  # the text supports fewer pieces: take the largest, in thousands
@@ -164,8 +166,8 @@ def main() -> None:
         args.leaflets_mb = 1
         DOCS = Path("/tmp/biotok-study-smoke")
         FIG, WORK = DOCS / "study", DOCS / "work"
-        for k, (algo, vocab, norm) in list(VARIANTS.items()):
-            VARIANTS[k] = (algo, vocab // 10, norm)
+        for k, (algo, vocab, norm, punct) in list(VARIANTS.items()):
+            VARIANTS[k] = (algo, vocab // 10, norm, punct)
     require_data()
     tokdir = DATA / "tokenizers"
     paths = build_corpora(args.leaflets_mb)
@@ -226,7 +228,10 @@ def write_markdown(res: dict, table, order: list[str]) -> None:
     L.append("drug leaflets, QUAERO train, LabForSIMS dialogues and the French WMT biomedical abstracts (MEDLINE,")
     L.append("SciELO, EDP). Held out: QUAERO test (MEDLINE titles and")
     L.append("EMEA leaflets) and the last 300 PAMJ clinical cases. The biotok variants follow the AliBERT")
-    L.append("paper's list; all are lowercased except `Unigram` and `Unigram_N_N` (no normalization at all).\n")
+    L.append("paper's list: `Unigram*` are SentencePiece Unigram models (`--algo spm-unigram`), `Unigram_L-hf`")
+    L.append("the `tokenizers` Unigram trainer (`--algo unigram`), `-plain` without punctuation pieces")
+    L.append("(`--no-punct-pieces`); all are lowercased except `Unigram` (cased) and `Unigram_N_N` (no")
+    L.append("normalization at all). A size below the one asked is the most the training text supports.\n")
     L.append("## Vocabularies\n")
     L.append("| tokenizer | size | marker | same word with and without marker | shared with CamemBERTa | Jaccard |")
     L.append("|---|---:|---|---:|---:|---:|")
@@ -266,21 +271,25 @@ def write_markdown(res: dict, table, order: list[str]) -> None:
     shared = v["Unigram_L"]["shared_with_camemberta"]
     L.append("\n## What the data say about the papers' claims\n")
     L.append(f"1. *Normalization (punctuation spacing) reduces duplicates of a word with and without the "
-             f"word-start marker*: {_verdict(dup_norm < dup_raw)} here. Unigram 40k normalized: "
-             f"{dup_norm:,} duplicate forms; not normalized (Unigram_N_N): {dup_raw:,}. Spacing does remove "
-             f"the pieces that glue punctuation to words, but hyphenated and slashed terms, which biotok keeps "
-             f"whole (`tri-antibiothérapie`), still produce marker-less copies of whole words.")
+             f"word-start marker*: {_verdict(dup_norm < dup_raw)} here. Unigram {v['Unigram']['size']:,} "
+             f"normalized: {dup_norm:,} forms present with and without `▁`; not normalized (Unigram_N_N): "
+             f"{dup_raw:,}. Most such pairs are legitimate (`▁une` / `une`, a word that is also a suffix). "
+             f"Spacing does remove the pieces that glue punctuation to words (`▁(P`, `C)`, `jours.` in the "
+             f"Unigram_N_N vocabulary), but hyphenated and slashed terms, which biotok keeps whole "
+             f"(`tri-antibiothérapie`), produce marker-less copies of whole words.")
     L.append(f"2. *Lowercasing helps fertility*: {_verdict(f_l < f_c and fe_l < fe_c)}. Unigram (cased) vs "
              f"Unigram_L: {_fmt(f_c)} vs {_fmt(f_l)} pieces per word on QUAERO test, {_fmt(fe_c)} vs "
              f"{_fmt(fe_l)} on held-out E3C.")
     L.append(f"3. *An in-domain vocabulary shortens inputs*: {_verdict(rel_q < 1 and rel_e < 1)}. biotok "
              f"Unigram_L needs {_fmt(rel_q, 2)}x the pieces of CamemBERTa on QUAERO test and {_fmt(rel_e, 2)}x on "
-             f"held-out E3C ({_change(rel_q)} and {_change(rel_e)}); English "
-             f"BERT needs {_fmt(bert_q, 2)}x the pieces of Unigram_L on QUAERO test.")
+             f"held-out E3C ({_change(rel_q)} and {_change(rel_e)}); English BERT needs {_fmt(bert_q, 2)}x the "
+             f"pieces of Unigram_L on QUAERO test. The PubMedBERT paper's 20-30 % is reached against English "
+             f"vocabularies, not against a French general one.")
     L.append(f"4. *A French biomedical Unigram vocabulary shares only about 10,000 pieces with CamemBERT's "
              f"32,005*: CamemBERT v1 is not in the reference data; against CamemBERTa ({v['camemberta']['size']:,} "
              f"entries, same lab, a SentencePiece Unigram too) our Unigram_L ({v['Unigram_L']['size']:,}) shares "
-             f"{shared:,} marker-normalized forms (Jaccard {_fmt(v['Unigram_L']['jaccard_camemberta'])}).")
+             f"{shared:,} marker-normalized forms (Jaccard {_fmt(v['Unigram_L']['jaccard_camemberta'])}): "
+             f"{'consistent with' if 7000 <= shared <= 13000 else 'unlike'} the paper's figure.")
     uni_seq = mq["Unigram_L"]["mean_sequence_length"]
     plain_seq = mq["Unigram_L-plain"]["mean_sequence_length"]
     plain_e = me["Unigram_L-plain"]["mean_sequence_length"] / me["Unigram_L"]["mean_sequence_length"]
@@ -292,6 +301,19 @@ def write_markdown(res: dict, table, order: list[str]) -> None:
              f"per QUAERO line: Unigram_L {_fmt(uni_seq, 1)}, the same without punctuation pieces "
              f"(Unigram_L-plain) {_fmt(plain_seq, 1)} ({_change(plain_seq / uni_seq)}), BPE {_fmt(bpe_seq, 1)}; "
              f"on held-out E3C the plain trainer's output is {_change(plain_e)}.")
+    hf_q, hf_e = mq["Unigram_L-hf"], me["Unigram_L-hf"]
+    L.append(f"6. *The two Unigram trainers differ* (a finding): with the same text, normalization and size, "
+             f"the `tokenizers` trainer (Unigram_L-hf) gives {_fmt(hf_q['fertility'])} pieces per word on QUAERO "
+             f"test and {_fmt(hf_e['fertility'])} on E3C, SentencePiece (Unigram_L) {_fmt(f_l)} and {_fmt(fe_l)}; "
+             f"inputs are {_change(hf_q['mean_sequence_length'] / uni_seq)} with the `tokenizers` trainer on "
+             f"QUAERO. Hence biotok's default, `spm-unigram`.")
+    n_q = mq["Unigram_N_N"]["mean_sequence_length"] / mq["Unigram"]["mean_sequence_length"]
+    n_e = me["Unigram_N_N"]["mean_sequence_length"] / me["Unigram"]["mean_sequence_length"]
+    L.append(f"7. *What spacing costs in length* (a finding): without normalization (Unigram_N_N vs the cased "
+             f"Unigram, both SentencePiece) inputs are {_change(n_q)} on QUAERO test and {_change(n_e)} on E3C: "
+             f"a word glued to its comma can be one piece (`jours.`), a spaced comma is always one more. The "
+             f"fertility of Unigram_N_N is not comparable with the others: its pieces cross biotok's word "
+             f"boundaries, so some biotok words (the punctuation) receive no piece.")
     (DOCS / "study.md").write_text("\n".join(L) + "\n", encoding="utf-8")
 
 

@@ -62,8 +62,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", default="100,1000", help="corpus sizes in MB, comma-separated")
     ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--vocab-size", type=int, default=32000)
+    ap.add_argument("--vocab-size", type=int, default=16000)
     ap.add_argument("--algos", default="unigram,bpe,spm-unigram")
+    ap.add_argument("--name", default="train_speed", help="result file name in benchmarks/results/")
     args = ap.parse_args()
     sizes = [float(s) for s in args.sizes.split(",")]
     algos = args.algos.split(",")
@@ -107,7 +108,7 @@ def main() -> None:
             print(f"train {algo:11s} RSS {sizes[-1]:g} MB / {sizes[0]:g} MB = {rss[algo]:.2f} (goal <= 1.5)")
     out = {"vocab_size": args.vocab_size, "rows": rows, "rss_growth": rss,
            "goals": {"time_ratio": "<= 1.10 (unigram, bpe)", "rss_growth": "<= 1.5"}}
-    print(f"-> {save('train_speed', out)}")
+    print(f"-> {save(args.name, out)}")
 
 
 if __name__ == "__main__":

@@ -35,7 +35,7 @@ def main() -> None:
 
     \b
     Typical session:
-      biotok train corpora/sample/e3c_pamj_fr.txt --algo unigram --lower --vocab-size 8000 --out tok/
+      biotok train corpora/sample/e3c_pamj_fr.txt --lower --vocab-size 8000 --out tok/
       biotok compare tok/ camemberta --corpus held_out.txt
       biotok report tok/ camemberta bert --corpus held_out.txt --out report/
     """

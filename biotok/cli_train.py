@@ -24,9 +24,10 @@ def _normalize_config(lower: bool, normalize: bool, unicode: str, strip_accents:
 @click.option(
     "--algo",
     type=click.Choice(ALGOS),
-    default="unigram",
+    default="spm-unigram",
     show_default=True,
-    help="unigram/bpe/wordpiece: HF tokenizers trainers; spm-*: the sentencepiece library.",
+    help="spm-*: the sentencepiece library (byte-identical reruns); unigram/bpe/wordpiece: the "
+    "HF tokenizers trainers (see docs/training.md: which algorithm).",
 )
 @click.option("--vocab-size", type=click.IntRange(min=1), default=32000, show_default=True,
               help="Pieces in the final vocabulary, special tokens included (exact, or an error says why).")
@@ -58,12 +59,12 @@ def train(corpus, algo, vocab_size, lower, normalize, unicode, strip_accents, mi
 
     \b
     The AliBERT paper's variants:
-      biotok train corpus.txt --algo unigram --cased          # Unigram
-      biotok train corpus.txt --algo unigram --lower          # Unigram_L
-      biotok train corpus.txt --algo unigram --no-normalize   # Unigram_N_N
-      biotok train corpus.txt --algo wordpiece                # WordPiece
-      biotok train corpus.txt --algo bpe                      # BPE
-      biotok train corpus.txt --algo spm-unigram              # SentencePiece
+      biotok train corpus.txt --cased                   # Unigram (SentencePiece trainer)
+      biotok train corpus.txt --lower                   # Unigram_L
+      biotok train corpus.txt --no-normalize            # Unigram_N_N
+      biotok train corpus.txt --algo unigram --lower    # Unigram_L, HF tokenizers trainer
+      biotok train corpus.txt --algo wordpiece          # WordPiece
+      biotok train corpus.txt --algo bpe                # BPE
     """
     from biotok.train import default_out, train_tokenizer
 

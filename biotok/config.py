@@ -98,7 +98,7 @@ ROBERTA_SPECIALS = SpecialTokens(
 class TrainConfig:
     """Everything that decides the trained vocabulary; same config + corpus + seed = same bytes."""
 
-    algo: str = "unigram"
+    algo: str = "spm-unigram"
     vocab_size: int = 32000
     normalize: NormalizeConfig = field(default_factory=NormalizeConfig)
     seed: int = 0

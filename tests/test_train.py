@@ -122,7 +122,7 @@ def test_refuses_to_overwrite_and_keeps_existing_on_failure(tmp_path, small_corp
 
 
 def test_default_out_names_the_variant():
-    assert str(default_out(TrainConfig())) == "biotok-unigram-cased-32000"
+    assert str(default_out(TrainConfig())) == "biotok-spm-unigram-cased-32000"
     cfg = TrainConfig(algo="bpe", vocab_size=8000, normalize=NormalizeConfig.raw(lowercase=True))
     assert str(default_out(cfg)) == "biotok-bpe-raw-lower-8000"
 
