@@ -52,19 +52,11 @@ def corpus_options(f):
     )(f)
 
 
-# --- train and count (core) ---------------------------------------------------------------
-from biotok import cli_train  # noqa: E402  (registers train, count)
+# Commands live in their own modules and register themselves here.
+from biotok import cli_compare, cli_train  # noqa: E402
 
-cli_train.register(main)
-
-# --- compare and report -------------------------------------------------------------------
-try:  # registered by biotok.cli_compare when present
-    from biotok import cli_compare  # noqa: E402
-
-    cli_compare.register(main)
-except ImportError as _e:  # pragma: no cover - only while the module is being written
-    if "cli_compare" not in str(_e):
-        raise
+cli_train.register(main)  # train, count
+cli_compare.register(main)  # compare, report
 
 
 if __name__ == "__main__":  # pragma: no cover

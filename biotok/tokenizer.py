@@ -257,13 +257,6 @@ def _artifact_lowercase(directory: Path) -> bool | None:
 
 def load(name_or_path: str | os.PathLike[str], **kwargs) -> BiotokTokenizer:
     """Load any tokenizer: artifact/HF dir, tokenizer.json[.gz], .model, vocab.txt, vocab.json+merges, alias."""
-    try:
-        from biotok.loaders import load_any  # extended loaders (issue: load any tokenizer)
-    except ImportError:
-        load_any = None
-    if load_any is not None:
-        return load_any(name_or_path, **kwargs)
-    p = Path(name_or_path)
-    if not p.exists():
-        raise TokenizerLoadError(f"tokenizer not found: {name_or_path}")
-    return load_hf(p)
+    from biotok.loaders import load_any
+
+    return load_any(name_or_path, **kwargs)

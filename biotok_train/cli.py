@@ -27,20 +27,11 @@ def main() -> None:
     """
 
 
-def _register() -> None:
-    import importlib
+# Commands live in their own modules and register themselves here.
+from biotok_train import cli_eval, cli_pretrain  # noqa: E402
 
-    for mod in ("biotok_train.cli_pretrain", "biotok_train.cli_eval"):
-        try:
-            module = importlib.import_module(mod)
-        except ModuleNotFoundError as e:  # a part not written yet
-            if e.name != mod:
-                raise
-            continue
-        module.register(main)
-
-
-_register()
+cli_pretrain.register(main)  # prepare, mlm, electra, plot
+cli_eval.register(main)  # ner, classify, eval-mlm, fill-mask, ablate
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())
