@@ -21,6 +21,8 @@ from __future__ import annotations
 import argparse
 import json
 import re
+
+import regex
 import lzma
 import sys
 import tarfile
@@ -142,6 +144,15 @@ def train_variants(train: Path, retrain: bool) -> dict[str, Path]:
     return out
 
 
+_GLUED = regex.compile(r"\p{L}.*[()\[\]{},;:!?\"%]|[()\[\]{},;:!?\"%].*\p{L}|\p{L}\.$")
+
+
+def glued_pieces(tok) -> list[str]:
+    """Pieces that glue a word to punctuation ('jours.', '(patient'), most frequent first."""
+    vocab = tok.get_vocab()
+    return sorted((p for p in vocab if _GLUED.search(p.lstrip("▁"))), key=vocab.__getitem__)
+
+
 def _fmt(x: float, d: int = 3) -> str:
     return f"{x:.{d}f}"
 
@@ -193,6 +204,8 @@ def main() -> None:
             "duplicates": duplicates(toks[n]),
             "shared_with_camemberta": None if d is None else d.shared,
             "jaccard_camemberta": None if d is None else d.jaccard,
+            "glued_punctuation": len(glued_pieces(toks[n])),
+            "glued_examples": glued_pieces(toks[n])[:6],
         }
     # fragmentation on held-out text, with the biotok report figures
     for key, label in (("heldout_quaero", "QUAERO test"), ("heldout_e3c", "E3C clinical cases (held out)")):
@@ -274,9 +287,12 @@ def write_markdown(res: dict, table, order: list[str]) -> None:
              f"word-start marker*: {_verdict(dup_norm < dup_raw)} here. Unigram {v['Unigram']['size']:,} "
              f"normalized: {dup_norm:,} forms present with and without `▁`; not normalized (Unigram_N_N): "
              f"{dup_raw:,}. Most such pairs are legitimate (`▁une` / `une`, a word that is also a suffix). "
-             f"Spacing does remove the pieces that glue punctuation to words (`▁(P`, `C)`, `jours.` in the "
-             f"Unigram_N_N vocabulary), but hyphenated and slashed terms, which biotok keeps whole "
-             f"(`tri-antibiothérapie`), produce marker-less copies of whole words.")
+             f"The copies spacing removes are those of words that follow a glued mark or an elision: in raw text "
+             f"`(patient` or `l'hôpital` leave `patient` and `hôpital` without `▁`. Pieces joining letters and "
+             f"punctuation themselves: {v['Unigram_N_N']['glued_punctuation']:,} in Unigram_N_N, "
+             f"{v['Unigram']['glued_punctuation']:,} in Unigram (SentencePiece never joins two Unicode scripts "
+             f"in one piece). Hyphenated and slashed terms, which biotok keeps whole (`tri-antibiothérapie`), "
+             f"still produce marker-less copies of whole words.")
     L.append(f"2. *Lowercasing helps fertility*: {_verdict(f_l < f_c and fe_l < fe_c)}. Unigram (cased) vs "
              f"Unigram_L: {_fmt(f_c)} vs {_fmt(f_l)} pieces per word on QUAERO test, {_fmt(fe_c)} vs "
              f"{_fmt(fe_l)} on held-out E3C.")
@@ -311,7 +327,8 @@ def write_markdown(res: dict, table, order: list[str]) -> None:
     n_e = me["Unigram_N_N"]["mean_sequence_length"] / me["Unigram"]["mean_sequence_length"]
     L.append(f"7. *What spacing costs in length* (a finding): without normalization (Unigram_N_N vs the cased "
              f"Unigram, both SentencePiece) inputs are {_change(n_q)} on QUAERO test and {_change(n_e)} on E3C: "
-             f"a word glued to its comma can be one piece (`jours.`), a spaced comma is always one more. The "
+             f"a word glued to its punctuation can share a piece with it, a spaced mark is always a piece of "
+             f"its own, but the glued forms also take vocabulary entries from whole words. The "
              f"fertility of Unigram_N_N is not comparable with the others: its pieces cross biotok's word "
              f"boundaries, so some biotok words (the punctuation) receive no piece.")
     (DOCS / "study.md").write_text("\n".join(L) + "\n", encoding="utf-8")
