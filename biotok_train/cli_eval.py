@@ -33,6 +33,19 @@ class GreedyOption(click.Option):
             opt.process = process
 
 
+def _finetune_options(f):
+    """--epochs --lr --seed --batch-size --max-steps, shared by ner and classify."""
+    for opt in reversed([
+        click.option("--epochs", type=click.IntRange(min=1), default=3, show_default=True),
+        click.option("--lr", type=click.FloatRange(min=0, min_open=True), default=5e-5, show_default=True),
+        click.option("--seed", type=int, default=0, show_default=True),
+        click.option("--batch-size", type=click.IntRange(min=1), default=16, show_default=True),
+        click.option("--max-steps", type=click.IntRange(min=0), default=0, show_default=True, help="0: no cap."),
+    ]):
+        f = opt(f)
+    return f
+
+
 def _data_dir_option(f):
     return click.option(
         "--data-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
@@ -45,11 +58,7 @@ def _data_dir_option(f):
 @click.option("--data", required=True, metavar="NAME|PATH",
               help="quaero, quaero-medline, quaero-emea, mantra-fr, e3c, ncbi, bc5cdr, bc2gm, or a BIO file/folder.")
 @_data_dir_option
-@click.option("--epochs", type=click.IntRange(min=1), default=3, show_default=True)
-@click.option("--lr", type=click.FloatRange(min=0, min_open=True), default=5e-5, show_default=True)
-@click.option("--seed", type=int, default=0, show_default=True)
-@click.option("--batch-size", type=click.IntRange(min=1), default=16, show_default=True)
-@click.option("--max-steps", type=click.IntRange(min=0), default=0, show_default=True, help="0: no cap.")
+@_finetune_options
 @click.option("--max-length", type=click.IntRange(min=8), default=256, show_default=True, help="Pieces per chunk.")
 @click.option("--patience", type=click.IntRange(min=1), default=2, show_default=True, help="Early stopping on dev micro-F1.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
@@ -78,11 +87,7 @@ def ner(model, data, data_dir, epochs, lr, seed, batch_size, max_steps, max_leng
 @click.option("--data", default="frenchmedmcqa-nbr", show_default=True, metavar="NAME",
               help="frenchmedmcqa-nbr: number of correct answers (1-5) of a FrenchMedMCQA question.")
 @_data_dir_option
-@click.option("--epochs", type=click.IntRange(min=1), default=3, show_default=True)
-@click.option("--lr", type=click.FloatRange(min=0, min_open=True), default=5e-5, show_default=True)
-@click.option("--seed", type=int, default=0, show_default=True)
-@click.option("--batch-size", type=click.IntRange(min=1), default=16, show_default=True)
-@click.option("--max-steps", type=click.IntRange(min=0), default=0, show_default=True, help="0: no cap.")
+@_finetune_options
 @click.option("--max-length", type=click.IntRange(min=8), default=256, show_default=True)
 @click.option("--patience", type=click.IntRange(min=1), default=2, show_default=True)
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None)

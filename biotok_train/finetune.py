@@ -244,6 +244,33 @@ def _predict(model, tok: BiotokTokenizer, sentences: Sequence[Sentence], labels:
 
 
 # --- training ------------------------------------------------------------------------------------
+def _setup(model_path, dataset, config: NerConfig, model_cls, **model_kwargs):
+    """Seed, load the tokenizer and the model with the dataset's labels: shared by NER and classification.
+
+    Returns (tokenizer, labels, label -> id, training examples, model, max pieces per input).
+    """
+    import torch
+
+    random.seed(config.seed)
+    torch.manual_seed(config.seed)
+    tok = load_model_tokenizer(model_path)
+    labels = dataset.labels
+    label2id = {l: i for i, l in enumerate(labels)}
+    train = list(dataset.train[: config.max_train_sentences] if config.max_train_sentences else dataset.train)
+    if not train or not dataset.dev or not dataset.test:
+        raise ConfigError(f"dataset {dataset.name}: train, dev and test must all be non-empty")
+    try:
+        with quiet_transformers():
+            model = model_cls.from_pretrained(
+                str(model_path), num_labels=len(labels), id2label=dict(enumerate(labels)), label2id=label2id,
+                **model_kwargs,
+            )
+    except (OSError, ValueError) as e:
+        raise BiotokError(f"cannot load model {model_path}: {str(e).splitlines()[0]}") from None
+    max_len = min(config.max_length, getattr(model.config, "max_position_embeddings", config.max_length) - 2)
+    return tok, labels, label2id, train, model, max_len
+
+
 def finetune_ner(
     model_path: str | os.PathLike[str],
     dataset: NerDataset,
@@ -257,22 +284,9 @@ def finetune_ner(
     from transformers import AutoModelForTokenClassification
 
     t0 = time.time()
-    random.seed(config.seed)
-    torch.manual_seed(config.seed)
-    tok = load_model_tokenizer(model_path)
-    labels = dataset.labels
-    label2id = {l: i for i, l in enumerate(labels)}
-    train = list(dataset.train[: config.max_train_sentences] if config.max_train_sentences else dataset.train)
-    if not train or not dataset.dev or not dataset.test:
-        raise ConfigError(f"dataset {dataset.name}: train, dev and test must all be non-empty")
-    try:
-        with quiet_transformers():
-            model = AutoModelForTokenClassification.from_pretrained(
-                str(model_path), num_labels=len(labels), id2label=dict(enumerate(labels)), label2id=label2id
-            )
-    except (OSError, ValueError) as e:
-        raise BiotokError(f"cannot load model {model_path}: {str(e).splitlines()[0]}") from None
-    max_len = min(config.max_length, getattr(model.config, "max_position_embeddings", config.max_length) - 2)
+    tok, labels, label2id, train, model, max_len = _setup(
+        model_path, dataset, config, AutoModelForTokenClassification
+    )
     if getattr(model.config, "vocab_size", tok.vocab_size) < tok.vocab_size:
         raise ConfigError(f"{model_path}: tokenizer has {tok.vocab_size} ids, model only {model.config.vocab_size}")
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
@@ -441,22 +455,10 @@ def finetune_cls(
     from transformers import AutoModelForSequenceClassification
 
     t0 = time.time()
-    random.seed(config.seed)
-    torch.manual_seed(config.seed)
-    tok = load_model_tokenizer(model_path)
-    labels = dataset.labels
-    lid = {l: i for i, l in enumerate(labels)}
-    train = list(dataset.train[: config.max_train_sentences] if config.max_train_sentences else dataset.train)
-    if not train or not dataset.dev or not dataset.test:
-        raise ConfigError(f"dataset {dataset.name}: train, dev and test must all be non-empty")
-    try:
-        with quiet_transformers():
-            model = AutoModelForSequenceClassification.from_pretrained(
-                str(model_path), num_labels=len(labels), id2label=dict(enumerate(labels)), label2id=lid,
-                problem_type="single_label_classification")
-    except (OSError, ValueError) as e:
-        raise BiotokError(f"cannot load model {model_path}: {str(e).splitlines()[0]}") from None
-    max_len = min(config.max_length, getattr(model.config, "max_position_embeddings", config.max_length) - 2)
+    tok, labels, lid, train, model, max_len = _setup(
+        model_path, dataset, config, AutoModelForSequenceClassification,
+        problem_type="single_label_classification",
+    )
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     model.to(device)
     pad = frame_ids(tok)[2]

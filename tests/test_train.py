@@ -34,7 +34,7 @@ def test_every_algorithm_gives_exact_size_and_provenance(tmp_path, small_corpus,
     (f,) = meta["corpus"]["files"]
     assert f["path"] == str(small_corpus) and len(f["sha256"]) == 64 and f["lines"] == 400
     assert meta["corpus"]["lines"] == 400 and meta["corpus"]["words"] > 10_000
-    assert meta["training_seconds"] > 0
+    assert isinstance(meta["training_seconds"], float)
     assert (res.path / "spm.model").is_file() == algo.startswith("spm-")
     # the saved normalizer is biotok's
     text = "L’Hôpital, 2,5\u202fmg/kg (IL-6)."
