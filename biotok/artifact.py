@@ -143,10 +143,3 @@ def write_artifact(
         (tmp / "biotok.json").write_text(_dump(meta), encoding="utf-8")
     return Path(out)
 
-
-def read_provenance(directory: str | os.PathLike[str]) -> dict[str, Any]:
-    """biotok.json of an artifact (empty dict when the directory has none)."""
-    f = Path(directory) / "biotok.json"
-    if not f.is_file():
-        return {}
-    return json.loads(f.read_text(encoding="utf-8"))

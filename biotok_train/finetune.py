@@ -244,6 +244,36 @@ def _predict(model, tok: BiotokTokenizer, sentences: Sequence[Sentence], labels:
 
 
 # --- training ------------------------------------------------------------------------------------
+def _warmup_linear(optim, total: int, warmup: float):
+    """Linear warm-up over ``warmup`` x total steps, then linear decay to 0 at ``total``."""
+    import torch
+
+    warm = max(1, int(warmup * total))
+    return torch.optim.lr_scheduler.LambdaLR(
+        optim, lambda s: min((s + 1) / warm, max(0.0, (total - s) / max(1, total - warm)))
+    )
+
+
+def _train_epoch(model, batches, optim, sched, device, step: int, total: int) -> tuple[list[float], int]:
+    """One pass over ``batches`` (stopping at ``total`` steps); returns the losses and the new step."""
+    import torch
+
+    model.train()
+    losses: list[float] = []
+    for _, ids, mask, lab in batches:
+        if step >= total:
+            break
+        loss = model(input_ids=ids.to(device), attention_mask=mask.to(device), labels=lab.to(device)).loss
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optim.step()
+        sched.step()
+        optim.zero_grad()
+        losses.append(float(loss.detach()))
+        step += 1
+    return losses, step
+
+
 def _setup(model_path, dataset, config: NerConfig, model_cls, **model_kwargs):
     """Seed, load the tokenizer and the model with the dataset's labels: shared by NER and classification.
 
@@ -301,30 +331,16 @@ def finetune_ner(
     optim = torch.optim.AdamW(
         [{"params": decay, "weight_decay": config.weight_decay}, {"params": rest, "weight_decay": 0.0}], lr=config.lr
     )
-    warm = max(1, int(config.warmup * total))
-    sched = torch.optim.lr_scheduler.LambdaLR(
-        optim, lambda s: min((s + 1) / warm, max(0.0, (total - s) / max(1, total - warm)))
-    )
+    sched = _warmup_linear(optim, total, config.warmup)
     gen = random.Random(config.seed)
     best_f1, best_loss, best_epoch, best_state, bad, step = -1.0, math.inf, 0, None, 0, 0
     history: list[dict] = []
     pad = frame_ids(tok)[2]
     for epoch in range(1, config.epochs + 1):
-        model.train()
         order = list(range(len(chunks)))
         gen.shuffle(order)
-        losses = []
-        for _, ids, mask, lab in _batches(chunks, config.batch_size, pad, order):
-            if step >= total:
-                break
-            loss = model(input_ids=ids.to(device), attention_mask=mask.to(device), labels=lab.to(device)).loss
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-            optim.step()
-            sched.step()
-            optim.zero_grad()
-            losses.append(float(loss.detach()))
-            step += 1
+        batches = _batches(chunks, config.batch_size, pad, order)
+        losses, step = _train_epoch(model, batches, optim, sched, device, step, total)
         dev_pred, dev_loss = _predict(model, tok, dataset.dev, labels, max_len, config.batch_size * 2)
         dev_f1 = score([list(s.tags) for s in dataset.dev], dev_pred)["micro avg"]["f1-score"]
         history.append({"epoch": epoch, "steps": step, "train_loss": sum(losses) / max(1, len(losses)),
@@ -479,27 +495,15 @@ def finetune_cls(
     if config.max_steps:
         total = min(total, config.max_steps)
     optim = torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
-    warm = max(1, int(config.warmup * total))
-    sched = torch.optim.lr_scheduler.LambdaLR(optim, lambda s: min((s + 1) / warm, max(0.0, (total - s) / max(1, total - warm))))
+    sched = _warmup_linear(optim, total, config.warmup)
     gen = random.Random(config.seed)
     best_acc, best_epoch, best_state, bad, step = -1.0, 0, None, 0, 0
     history: list[dict] = []
     for epoch in range(1, config.epochs + 1):
-        model.train()
         order = list(range(len(rows)))
         gen.shuffle(order)
-        losses = []
-        for _, ids, mask, lab in _cls_batches(rows, y, config.batch_size, pad, order):
-            if step >= total:
-                break
-            loss = model(input_ids=ids.to(device), attention_mask=mask.to(device), labels=lab.to(device)).loss
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-            optim.step()
-            sched.step()
-            optim.zero_grad()
-            losses.append(float(loss.detach()))
-            step += 1
+        batches = _cls_batches(rows, y, config.batch_size, pad, order)
+        losses, step = _train_epoch(model, batches, optim, sched, device, step, total)
         dev_acc, _ = cls_report([e.label for e in dataset.dev], run_predict(dataset.dev), labels)
         history.append({"epoch": epoch, "steps": step, "train_loss": sum(losses) / max(1, len(losses)), "dev_accuracy": dev_acc})
         if progress:
