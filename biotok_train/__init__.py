@@ -10,6 +10,7 @@ biotok_train`` stays cheap)::
     res = finetune(run.out, "quaero-medline", FinetuneConfig(epochs=3))   # NER, or any registered task
     suite = bench(run.out, BenchConfig(suite="fr", seeds=(0, 1)), "bench/fr")  # tasks + one suite score
     acc = evaluate(run.out, ["heldout.txt"], n_words=1000)              # masked-word accuracy top-1/3/5
+    moved = transfer("general-model/", "tok-clinical/", "general-fvt/", TransferConfig("fvt"))  # new vocabulary
 """
 
 from __future__ import annotations
@@ -18,13 +19,14 @@ import importlib
 from typing import Any
 
 # public name -> (module, attribute); attribute None: the module itself, callable as its verb
-# (pretrain, finetune, evaluate and ablate are packages or modules too: see biotok_train._verbs)
+# (pretrain, finetune, evaluate, ablate and transfer are packages or modules too: see biotok_train._verbs)
 _VERBS: dict[str, tuple[str, str | None]] = {
     "prepare": ("biotok_train.pretrain.prepare", "prepare"),
     "pretrain": ("biotok_train.pretrain", None),
     "finetune": ("biotok_train.finetune", None),
     "evaluate": ("biotok_train.evaluate", None),
     "ablate": ("biotok_train.ablate", None),
+    "transfer": ("biotok_train.transfer", None),
     "bench": ("biotok_train.evaluate.bench", "run_bench"),
     "fill_mask": ("biotok_train.evaluate.fillmask", "fill_mask"),
     "cloze_accuracy": ("biotok_train.evaluate.fillmask", "cloze_accuracy"),
@@ -34,6 +36,7 @@ _VERBS: dict[str, tuple[str, str | None]] = {
     "FinetuneConfig": ("biotok_train.config", "FinetuneConfig"),
     "OptimConfig": ("biotok_train.config", "OptimConfig"),
     "AblationConfig": ("biotok_train.ablate", "AblationConfig"),
+    "TransferConfig": ("biotok_train.transfer", "TransferConfig"),
     "BenchConfig": ("biotok_train.evaluate.bench", "BenchConfig"),
 }
 

@@ -55,6 +55,9 @@ from biotok_train.config import SIZES, FinetuneConfig
 log = logging.getLogger(__name__)
 MLM = "mlm"  # the key of masked-word accuracy among the task keys of the report
 MEAN_METRICS = ("accuracy", "hamming_score", "exact_match_ratio")  # means of per-example scores
+ARMS = ("scratch", "continual", "transfer")  # how a model starts (see AblationConfig)
+BASE_SIZE = "as-base"  # the size label of every arm when --base gives the architecture
+TRANSFER_METHODS = ("fvt", "random")  # biotok_train.transfer.METHODS (not imported: it is torch-free but heavy)
 
 
 @dataclass(frozen=True)
@@ -63,6 +66,11 @@ class AblationConfig:
 
     ``finetune`` is the recipe of every task (its seed replaced by each of ``seeds``, its max
     length capped at twice ``seq_len``); ``pretrain_seeds`` x ``seeds`` runs per arm and task.
+
+    ``arms`` with a ``base`` model (PubMedBERT Table 9): ``continual`` continues the base with
+    its own vocabulary (once); per tokenizer, ``transfer`` moves the base to it
+    (``transfer_method``) and continues, ``scratch`` starts the base's architecture from random
+    weights with it. Every arm then has the base's architecture (``sizes`` does not apply).
     """
 
     tokenizers: tuple[str, ...]
@@ -83,8 +91,22 @@ class AblationConfig:
     floor: bool = True
     n_resamples: int = 1000
     confidence: float = 0.95
+    arms: tuple[str, ...] = ("scratch",)
+    base: str | None = None
+    transfer_method: str = "fvt"
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "arms", tuple(self.arms))
+        if not self.arms or any(a not in ARMS for a in self.arms) or len(set(self.arms)) != len(self.arms):
+            raise ConfigError(f"--arms {','.join(self.arms)}: choose one or more of {', '.join(ARMS)}, each once")
+        if self.base is None and set(self.arms) - {"scratch"}:
+            raise ConfigError("--arms continual and transfer start from a model: give it with --base MODEL_DIR")
+        if self.transfer_method not in TRANSFER_METHODS:
+            raise ConfigError(f"unknown --transfer-method {self.transfer_method!r} (one of {', '.join(TRANSFER_METHODS)})")
+        if self.base is not None:
+            if tuple(self.sizes) not in (("tiny",), (BASE_SIZE,)):
+                raise ConfigError("--sizes does not apply with --base: every arm has the base model's architecture")
+            object.__setattr__(self, "sizes", (BASE_SIZE,))
         for name in ("tokenizers", "tasks", "sizes", "seeds", "pretrain_seeds"):
             if not getattr(self, name):
                 raise ConfigError(f"ablate needs at least one of --{name.replace('_', '-')}")
@@ -93,7 +115,7 @@ class AblationConfig:
         if self.heldout_every < 2:
             raise ConfigError("heldout_every must be >= 2")
         for s in self.sizes:
-            if s not in SIZES["bert"]:
+            if s not in SIZES["bert"] and self.base is None:
                 raise ConfigError(f"unknown size {s!r} (choose {', '.join(SIZES['bert'])})")
         for name in ("sizes", "tasks", "seeds", "pretrain_seeds"):
             values = getattr(self, name)
@@ -122,12 +144,13 @@ class AblationConfig:
         d.pop("tokenizers")
         return d
 
-    def pretrain_config(self, size: str, seed: int):
-        """One pretraining run: BERT MLM of ``size`` for ``budget`` steps."""
+    def pretrain_config(self, size: str, seed: int, init_from: str | os.PathLike[str] | None = None):
+        """One pretraining run: MLM for ``budget`` steps, a fresh BERT of ``size`` or ``init_from``'s model."""
         from biotok_train.config import PretrainConfig
 
-        return PretrainConfig(objective="mlm", arch="bert", size=size, steps=self.budget, batch_size=self.batch_size,
-                              lr=self.lr, seed=seed)
+        return PretrainConfig(objective="mlm", arch="bert", size=size if size in SIZES["bert"] else "tiny",
+                              steps=self.budget, batch_size=self.batch_size, lr=self.lr, seed=seed,
+                              init_from=None if init_from is None else str(init_from))
 
     def finetune_config(self, seed: int) -> FinetuneConfig:
         """The fine-tuning recipe for one seed."""
@@ -143,7 +166,13 @@ class AblationConfig:
             parts += ["--task", t]
         if self.data_dir:
             parts += ["--data-dir", self.data_dir]
-        parts += ["--sizes", ",".join(self.sizes), "--budget", str(self.budget), "--batch-size", str(self.batch_size),
+        if self.base is not None:
+            parts += ["--base", self.base, "--arms", ",".join(self.arms)]
+            if self.transfer_method != "fvt":
+                parts += ["--transfer-method", self.transfer_method]
+        else:
+            parts += ["--sizes", ",".join(self.sizes)]
+        parts += ["--budget", str(self.budget), "--batch-size", str(self.batch_size),
                   "--seq-len", str(self.seq_len), "--lr", f"{self.lr:g}",
                   "--pretrain-seeds", *map(str, self.pretrain_seeds), "--seeds", *map(str, self.seeds)]
         for opt, name in (("--ft-epochs", "epochs"), ("--ft-lr", "lr"), ("--ft-batch-size", "batch_size"),
@@ -182,6 +211,8 @@ class ArmResult:
     mlm_words: int
     metrics: dict  # {task: SeedSummary dict of its metric over every (pretraining, fine-tuning) seed pair}
     floors: dict = field(default_factory=dict)  # {task: SeedSummary dict}, random init
+    init: str = "scratch"  # scratch | continual | transfer (see AblationConfig.arms)
+    vocabulary: str = ""  # the name of its vocabulary (the tokenizer's leg name)
 
     def summary(self, task: str) -> S.SeedSummary:
         d = self.mlm["top1"] if task == MLM else self.metrics[task]
@@ -220,6 +251,36 @@ def leg_names(tokenizers: Sequence[str]) -> list[str]:
             name, k = f"{base}-{k}", k + 1
         names.append(name)
     return names
+
+
+@dataclass(frozen=True)
+class Leg:
+    """One arm of the ablation: its report name, its vocabulary and how its model starts."""
+
+    name: str  # the arm's name (a folder name too)
+    tokenizer: str  # its tokenizer (for continual: the base model directory)
+    vocab: str  # the vocabulary's name: data/VOCAB holds its prepared text
+    init: str = "scratch"  # scratch | continual | transfer
+
+
+def plan_legs(cfg: AblationConfig, names: dict[str, str]) -> list[Leg]:
+    """The arms in report order, the reference first. Without a base: one scratch arm per
+    tokenizer. With one: continual (the base's vocabulary), then per tokenizer transfer, scratch."""
+    if cfg.base is None:
+        return [Leg(names[t], t, names[t]) for t in cfg.tokenizers]
+    base_vocab = leg_names([cfg.base])[0]
+    while base_vocab in names.values():
+        base_vocab += "-base"
+    legs = [Leg(f"continual.{base_vocab}", cfg.base, base_vocab, "continual")] if "continual" in cfg.arms else []
+    for t in cfg.tokenizers:
+        legs += [Leg(f"{a}.{names[t]}", t, names[t], a) for a in ("transfer", "scratch") if a in cfg.arms]
+    return legs
+
+
+def floor_dir(out: Path, size: str, leg: Leg, base: bool) -> Path:
+    """Where an arm's floor runs live: its own folder, or with a base one per vocabulary (the
+    transfer and scratch arms of a vocabulary share the same random-init model)."""
+    return out / "arms" / size / (f"floor.{leg.vocab}" if base else f"{leg.name}/floor")
 
 
 # --------------------------------------------------------------------------- files
@@ -315,6 +376,68 @@ class _Context:
     timings: dict
 
 
+def _transferred(ctx: _Context, leg: Leg) -> Path:
+    """The base model moved to ``leg``'s vocabulary (``transfer/VOCAB``, written once)."""
+    from biotok_train.transfer import MARKER, TransferConfig, transfer_to
+
+    d = ctx.out / "transfer" / leg.vocab
+    if not (d / MARKER).is_file():
+        log.info("[%s] transfer the base to %s (%s)", leg.name, leg.vocab, ctx.cfg.transfer_method)
+        transfer_to(ctx.cfg.base, leg.tokenizer, d, TransferConfig(ctx.cfg.transfer_method, seed=0), force=True)
+    return d
+
+
+def _template(ctx: _Context, leg: Leg) -> Path:
+    """The model whose architecture and tokenizer ``leg`` has (with a base only)."""
+    return Path(ctx.cfg.base) if leg.init == "continual" else _transferred(ctx, leg)
+
+
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "added_tokens.json",
+                   "vocab.txt", "vocab.json", "merges.txt", "spm.model", "sentencepiece.bpe.model")
+
+
+def _random_like(template: Path, seed: int, out: Path) -> Path:
+    """``template``'s architecture with random weights (its own initializer, ``seed``) and its
+    tokenizer files: the start of a scratch arm and the floor of its vocabulary."""
+    if (out / "config.json").is_file():
+        return out
+    import torch
+    import transformers
+
+    from biotok_train.hf_models import quiet_transformers
+    from biotok_train.pretrain.init import MLM_TYPES
+
+    with quiet_transformers():
+        config = transformers.AutoConfig.from_pretrained(str(template))
+        torch.manual_seed(seed)
+        if MLM_TYPES.get(config.model_type) == "albert":
+            model = transformers.AlbertForPreTraining(config)
+        else:
+            model = transformers.AutoModelForMaskedLM.from_config(config)
+    with atomic_directory(out, force=True) as tmp:
+        with quiet_transformers():
+            model.save_pretrained(str(tmp))
+        for name in TOKENIZER_FILES:
+            if (template / name).is_file():
+                shutil.copyfile(template / name, tmp / name)
+    return out
+
+
+def _random_init(ctx: _Context, leg: Leg, seed: int) -> Path:
+    """The random-init model of ``leg``'s vocabulary and seed (with a base), shared by its arms."""
+    return _random_like(_template(ctx, leg), seed, ctx.out / "init" / f"random.{leg.vocab}" / f"p{seed}")
+
+
+def _init_from(ctx: _Context, leg: Leg, seed: int) -> Path | None:
+    """Where ``leg``'s pretraining starts: None (a fresh BERT of the size), the base, the
+    transferred base, or the random model of the base's architecture."""
+    if ctx.cfg.base is None:
+        return None
+    if leg.init == "scratch":
+        return _random_init(ctx, leg, seed)
+    return _template(ctx, leg)
+
+
 def _prepare_data(ctx: _Context, tokenizer: str, name: str):
     from biotok_train.pretrain.prepare import open_prepared, prepare
 
@@ -325,14 +448,15 @@ def _prepare_data(ctx: _Context, tokenizer: str, name: str):
     return prepare([str(ctx.train)], tokenizer, ctx.cfg.seq_len, d, force=True, progress=ctx.progress)
 
 
-def _pretrain(ctx: _Context, size: str, name: str, data: Path, seed: int, run_dir: Path) -> dict:
+def _pretrain(ctx: _Context, size: str, name: str, data: Path, seed: int, run_dir: Path,
+              init_from: Path | None = None) -> dict:
     from biotok_train.pretrain import checkpoint as ckpt
     from biotok_train.pretrain.loop import pretrain
 
     model_dir = run_dir / "model"
     log.info("[%s/%s] pretrain seed %d, %d steps", size, name, seed, ctx.cfg.budget)
     t0 = time.perf_counter()
-    res = pretrain(data, ctx.cfg.pretrain_config(size, seed), model_dir,
+    res = pretrain(data, ctx.cfg.pretrain_config(size, seed, init_from), model_dir,
                    resume=(model_dir / ckpt.STATE).exists(), progress=ctx.progress)
     ctx.timings[f"{size}/{name}/p{seed}/pretrain"] = round(time.perf_counter() - t0, 1)
     rows = [json.loads(l) for l in (model_dir / "metrics.jsonl").read_text(encoding="utf-8").splitlines() if l.strip()]
@@ -409,11 +533,12 @@ def _runs(ctx: _Context, task: str, base: Path, model_dirs: dict[int, Path], lab
             for p in ctx.cfg.pretrain_seeds for f in ctx.cfg.seeds}
 
 
-def run_arm(ctx: _Context, size: str, tokenizer: str, name: str) -> ArmResult:
+def run_arm(ctx: _Context, size: str, leg: Leg) -> ArmResult:
     """One arm at one size, reusing every finished part under ``arms/SIZE/NAME``."""
     from biotok.formats import load
 
     cfg = ctx.cfg
+    name, tokenizer = leg.name, leg.tokenizer
     arm_dir = ctx.out / "arms" / size / name
     done = arm_dir / "done.json"
     if done.is_file():
@@ -425,12 +550,13 @@ def run_arm(ctx: _Context, size: str, tokenizer: str, name: str) -> ArmResult:
         f, pl = segmentation_stats(load(tokenizer), lines)
         return {"fertility": f, "pieces_per_line": pl}
 
-    segs = _cached(ctx.out / "data" / f"{name}.segmentation.json", seg)
-    data = _prepare_data(ctx, tokenizer, name)
+    segs = _cached(ctx.out / "data" / f"{leg.vocab}.segmentation.json", seg)
+    data = _prepare_data(ctx, tokenizer, leg.vocab)
     pre, mlm, models, floors = {}, {}, {}, {}
     for p in cfg.pretrain_seeds:
         run_dir = arm_dir / f"p{p}"
-        pre[p] = _cached(run_dir / "pretrain.json", lambda: _pretrain(ctx, size, name, data.path, p, run_dir))
+        pre[p] = _cached(run_dir / "pretrain.json",
+                         lambda: _pretrain(ctx, size, name, data.path, p, run_dir, _init_from(ctx, leg, p)))
         models[p] = run_dir / "model"
         mlm[p] = _cached(run_dir / "mlm.json", lambda: _mlm(ctx, size, name, models[p]))
     metrics = {}
@@ -438,10 +564,12 @@ def run_arm(ctx: _Context, size: str, tokenizer: str, name: str) -> ArmResult:
         runs = _runs(ctx, task, arm_dir, models, f"{size}/{name}")
         metrics[task] = S.summarize_seeds([r["score"] for r in runs.values()]).to_dict()
     if cfg.floor:
-        floor_models = {p: _random_model(data.path, size, p, arm_dir / "floor" / f"p{p}" / "model")
+        based = cfg.base is not None
+        fdir = floor_dir(ctx.out, size, leg, based)
+        floor_models = {p: _random_init(ctx, leg, p) if based else _random_model(data.path, size, p, fdir / f"p{p}" / "model")
                         for p in cfg.pretrain_seeds}
         for task in cfg.tasks:
-            runs = _runs(ctx, task, arm_dir / "floor", floor_models, f"{size}/{name}/floor")
+            runs = _runs(ctx, task, fdir, floor_models, f"{size}/{fdir.name if based else name + '/floor'}")
             floors[task] = S.summarize_seeds([r["score"] for r in runs.values()]).to_dict()
     tokens = int(round(sum(v["tokens_seen"] for v in pre.values()) / len(pre)))
     cpt = ctx.train_chars / max(1, data.num_tokens)
@@ -453,6 +581,7 @@ def run_arm(ctx: _Context, size: str, tokenizer: str, name: str) -> ArmResult:
         pretrain_loss=S.summarize_seeds([v["final_loss"] for v in pre.values()]).to_dict(),
         mlm={k: S.summarize_seeds([m["accuracy"][k] for m in mlm.values()]).to_dict() for k in ("top1", "top3", "top5")},
         mlm_words=int(next(iter(mlm.values()))["n_words"]), metrics=metrics, floors=floors,
+        init=leg.init, vocabulary=leg.vocab,
     )
     _write_json(done, asdict(result))
     return result
@@ -511,10 +640,11 @@ def _bootstrap(ref_by_run: dict, cand_by_run: dict, metric, cfg: AblationConfig,
                               confidence=cfg.confidence, seed=0, name=name)
 
 
-def compute_statistics(ctx: _Context, arms: list[ArmResult], names: list[str]) -> tuple[list, list, list]:
+def compute_statistics(ctx: _Context, arms: list[ArmResult], legs: list[Leg]) -> tuple[list, list, list]:
     """(comparisons vs the reference, arm-vs-floor checks, rank agreements across sizes)."""
     cfg, out = ctx.cfg, ctx.out
     comparisons, floors = [], []
+    names = [leg.name for leg in legs]
     ref = names[0]
     for size in cfg.sizes:
         for cand in names[1:]:
@@ -529,8 +659,10 @@ def compute_statistics(ctx: _Context, arms: list[ArmResult], names: list[str]) -
                 comparisons.append({"size": size, "task": task, "reference_arm": ref, "candidate_arm": cand,
                                     **b.to_dict()})
             if cfg.floor:
-                for n in names:
-                    floor_rows, metric = _task_rows(ctx, task, _load_runs(out / "arms" / size / n / "floor", cfg, task))
+                for leg in legs:
+                    n = leg.name
+                    fdir = floor_dir(out, size, leg, cfg.base is not None)
+                    floor_rows, metric = _task_rows(ctx, task, _load_runs(fdir, cfg, task))
                     b = _bootstrap(floor_rows, rows[n][0], metric, cfg, ctx.task_objs[task][2].metric)
                     floors.append({"size": size, "task": task, "arm": n, **b.to_dict(),
                                    "beats_floor": b.verdict == S.BETTER})
@@ -551,6 +683,11 @@ def _metric_label(ctx_tasks: dict, task: str) -> str:
     return "MLM top-1" if task == MLM else f"{ctx_tasks[task]['name']} {ctx_tasks[task]['metric']}"
 
 
+def _at(size: str) -> str:
+    """'At size tiny', or 'With the base's architecture' for the arms of a --base ablation."""
+    return "With the base's architecture" if size == BASE_SIZE else f"At size {size}"
+
+
 def verdict_sentences(cfg: AblationConfig, tasks: dict, comparisons: list[dict], floors: list[dict],
                       rankings: list[dict], arms: list[ArmResult]) -> list[str]:
     """The verdicts in words, every one computed from the numbers."""
@@ -566,11 +703,11 @@ def verdict_sentences(cfg: AblationConfig, tasks: dict, comparisons: list[dict],
             head = f"cannot be told apart from {c['reference_arm']}"
         else:
             head = f"is {c['verdict']} than {c['reference_arm']}"
-        out.append(f"At size {c['size']}, on {what}, {c['candidate_arm']} {head}: {ci} "
+        out.append(f"{_at(c['size'])}, on {what}, {c['candidate_arm']} {head}: {ci} "
                    f"({pct} paired bootstrap interval over {n}).")
     for f in floors:
         if not f["beats_floor"]:
-            out.append(f"At size {f['size']}, {f['arm']} does not beat its floor on {_metric_label(tasks, f['task'])} "
+            out.append(f"{_at(f['size'])}, {f['arm']} does not beat its floor on {_metric_label(tasks, f['task'])} "
                        f"(pooled over seeds: pretrained {f['candidate']:.3f} vs random init {f['reference']:.3f}, "
                        f"{f['difference']:+.3f} [{f['low']:+.3f}, {f['high']:+.3f}]).")
     for size in cfg.sizes:
@@ -578,13 +715,13 @@ def verdict_sentences(cfg: AblationConfig, tasks: dict, comparisons: list[dict],
             bad = [f["arm"] for f in floors if f["size"] == size and f["task"] == task and not f["beats_floor"]]
             if bad:
                 out.append(f"The budget ({cfg.budget} steps, {cfg.tokens_per_arm:,} token positions per arm) was too "
-                           f"small to judge the vocabularies on {_metric_label(tasks, task)} at size {size}: "
+                           f"small to judge the vocabularies on {_metric_label(tasks, task)} {_at(size).lower()}: "
                            f"{len(bad)} of {len({a.name for a in arms})} arms do not beat a randomly initialised model, "
                            "so the verdicts on that task say little about the vocabularies.")
     for size in cfg.sizes:
         low = [a for a in arms if a.size == size and a.mlm["top1"]["mean"] < 0.05]
         if low:
-            out.append(f"At size {size}, masked-word top-1 is below 0.05 for {', '.join(a.name for a in low)}: "
+            out.append(f"{_at(size)}, masked-word top-1 is below 0.05 for {', '.join(a.name for a in low)}: "
                        "the pretrained models have barely learned the language.")
     out += [r["sentence"] for r in rankings]
     return out
@@ -600,8 +737,16 @@ def format_report(cfg: AblationConfig, tasks: dict, arms: list[ArmResult], compa
     """ablation.md: budgets, results with intervals and verdicts, floors, rankings, verdicts, command."""
     pct = f"{cfg.confidence:.0%}"
     seeds = len(cfg.pretrain_seeds) * len(cfg.seeds)
+    if cfg.base is not None:
+        start = (f"Reference: **{names[0]}** (the first arm). Arms, as PubMedBERT's Table 9: *continual* continues "
+                 f"the base model `{cfg.base}` with its own vocabulary; *transfer.T* moves the base to T's vocabulary "
+                 f"(`{cfg.transfer_method}`: shared pieces keep their rows) and continues; *scratch.T* is the base's "
+                 "architecture from random weights with T's vocabulary. Every arm: MLM with the base's architecture, "
+                 f"{cfg.budget} steps × ")
+    else:
+        start = f"Reference: **{names[0]}** (the first tokenizer). Every arm: BERT MLM, {cfg.budget} steps × "
     lines = ["# Vocabulary ablation", "",
-             f"Reference: **{names[0]}** (the first tokenizer). Every arm: BERT MLM, {cfg.budget} steps × "
+             start +
              f"{cfg.batch_size} sequences × {cfg.seq_len} pieces = {cfg.tokens_per_arm:,} token positions; "
              f"pretraining seeds {', '.join(map(str, cfg.pretrain_seeds))}; fine-tuning seeds "
              f"{', '.join(map(str, cfg.seeds))}.", "",
@@ -616,7 +761,7 @@ def format_report(cfg: AblationConfig, tasks: dict, arms: list[ArmResult], compa
                      f"{_cell(a.pretrain_loss)} |")
     keys = [MLM, *cfg.tasks]
     for size in cfg.sizes:
-        lines += ["", f"## Results at size {size}", "",
+        lines += ["", f"## Results {_at(size).lower()}", "",
                   f"Mean ± std over seeds; Δ: candidate minus {names[0]}, with its {pct} paired bootstrap interval "
                   f"over test examples pooled across seeds, and the verdict.", ""]
         head = ["tokenizer"]
@@ -653,8 +798,10 @@ def format_report(cfg: AblationConfig, tasks: dict, arms: list[ArmResult], compa
     if rankings:
         lines += ["", "## Do the sizes agree?", ""] + [f"- {r['sentence']}" for r in rankings]
     lines += ["", "## Verdicts", ""] + [f"- {s}" for s in sentences]
+    model = (f"MLM from the base `{cfg.base}` (arms {', '.join(cfg.arms)})" if cfg.base is not None
+             else f"BERT MLM (sizes {', '.join(cfg.sizes)})")
     lines += ["", "## Recipe", "",
-              f"- Pretraining: BERT MLM (sizes {', '.join(cfg.sizes)}), {cfg.budget} steps, batch {cfg.batch_size}, "
+              f"- Pretraining: {model}, {cfg.budget} steps, batch {cfg.batch_size}, "
               f"sequence length {cfg.seq_len}, peak lr {cfg.lr:g}; the corpus minus each {cfg.heldout_every}th line.",
               f"- Fine-tuning: {cfg.finetune.epochs} epochs, lr {cfg.finetune.lr:g}, batch {cfg.finetune.batch_size}"
               + (f", at most {cfg.finetune.max_steps} steps" if cfg.finetune.max_steps else "")
@@ -729,6 +876,14 @@ def plot(cfg: AblationConfig, tasks: dict, arms: list[ArmResult], comparisons: l
 # --------------------------------------------------------------------------- entry
 
 
+def same_recipe(old: dict, new: dict) -> bool:
+    """Whether a saved recipe is ``new``: an option added to biotok since it was saved counts as
+    equal when ``new`` keeps its default (an upgrade does not orphan a finished ablation)."""
+    defaults = AblationConfig(tokenizers=("x",), corpus=()).recipe()
+    return all(old[k] == v if k in old else k in defaults and defaults[k] == v for k, v in new.items()) and \
+        set(old) <= set(new)
+
+
 def _check_inputs(cfg: AblationConfig, out: Path) -> None:
     """The corpus, the tokenizers, the sequence length and the output folder, checked at the door."""
     from biotok.corpus import resolve
@@ -743,8 +898,15 @@ def _check_inputs(cfg: AblationConfig, out: Path) -> None:
     if not 8 <= cfg.seq_len <= MAX_SEQ_LEN:
         raise ConfigError(f"--seq-len {cfg.seq_len}: the models take 8 to {MAX_SEQ_LEN} tokens")
     resolve(list(cfg.corpus))
-    for t in cfg.tokenizers:
-        load(t)
+    toks = [load(t) for t in cfg.tokenizers]
+    if cfg.base is not None:  # a masked LM with its tokenizer, and candidates it can move to
+        from biotok_train.hf_models import load_model_tokenizer
+        from biotok_train.pretrain.init import check_init_from
+        from biotok_train.transfer import check_specials
+
+        check_init_from(cfg.base, load_model_tokenizer(cfg.base), "mlm")
+        for t, tok in zip(cfg.tokenizers, toks):
+            check_specials(tok, f"--tokenizers {t}")
 
 
 def run_ablation(cfg: AblationConfig, out: str | os.PathLike[str], progress: bool = True) -> AblationReport:
@@ -764,7 +926,7 @@ def run_ablation(cfg: AblationConfig, out: str | os.PathLike[str], progress: boo
         tokenizers = list(cfg.tokenizers)
         if cfg_file.is_file():
             old = _read_json(cfg_file)
-            if old.get("recipe") != cfg.recipe():
+            if not same_recipe(old.get("recipe") or {}, cfg.recipe()):
                 if (out / "arms").exists():
                     raise ConfigError(f"{out} holds an ablation with another recipe (see {cfg_file}); "
                                       "use another --out")
@@ -785,13 +947,13 @@ def run_ablation(cfg: AblationConfig, out: str | os.PathLike[str], progress: boo
     timings_file = out / "timings.json"
     timings = _read_json(timings_file) if timings_file.is_file() else {}
     ctx = _Context(cfg, out, train, held, chars, samples, loaded, objs, progress, timings)
-    all_names = dict(zip(tokenizers, leg_names(tokenizers)))
-    names = [all_names[t] for t in cfg.tokenizers]
+    legs = plan_legs(cfg, dict(zip(tokenizers, leg_names(tokenizers))))
+    names = [leg.name for leg in legs]
     try:
-        arms = [run_arm(ctx, size, t, all_names[t]) for size in cfg.sizes for t in cfg.tokenizers]
+        arms = [run_arm(ctx, size, leg) for size in cfg.sizes for leg in legs]
     finally:
         _write_json(timings_file, timings)
-    comparisons, floors, rankings = compute_statistics(ctx, arms, names)
+    comparisons, floors, rankings = compute_statistics(ctx, arms, legs)
     sentences = verdict_sentences(cfg, tasks, comparisons, floors, rankings, arms)
     md = format_report(cfg, tasks, arms, comparisons, floors, rankings, sentences, names, out)
     with atomic_file(out / "ablation.md", force=True) as tmp:

@@ -143,9 +143,11 @@ def load_mlm(model_path: str | os.PathLike[str]):
     return model, tok
 
 
-def save_hf_tokenizer(data_tokenizer_dir: Path, out: Path, *, seq_len: int) -> None:
+def save_hf_tokenizer(data_tokenizer_dir: Path, out: Path, *, seq_len: int, type_vocab_size: int = 2) -> None:
     """Save a tokenizer directory (tokenizer.json + special_tokens_map.json) as a
-    ``PreTrainedTokenizerFast`` that frames [CLS] A [SEP] B [SEP], loadable by ``AutoTokenizer``."""
+    ``PreTrainedTokenizerFast`` loadable by ``AutoTokenizer``: pairs as [CLS] A [SEP] B [SEP] with
+    segment B of type 1, or, for a model with one token type (RoBERTa/CamemBERT), as
+    <s> A </s></s> B </s> all of type 0 and no token_type_ids."""
     from tokenizers import Tokenizer
     from tokenizers.processors import TemplateProcessing
     from transformers import PreTrainedTokenizerFast
@@ -156,15 +158,16 @@ def save_hf_tokenizer(data_tokenizer_dir: Path, out: Path, *, seq_len: int) -> N
     if cls and sep:
         backend.post_processor = TemplateProcessing(
             single=f"{cls} $A {sep}",
-            pair=f"{cls} $A {sep} $B:1 {sep}:1",
+            pair=f"{cls} $A {sep} $B:1 {sep}:1" if type_vocab_size >= 2 else f"{cls} $A {sep} {sep} $B {sep}",
             special_tokens=[(cls, backend.token_to_id(cls)), (sep, backend.token_to_id(sep))],
         )
     backend.no_truncation()
     backend.no_padding()
     kwargs = {k: v for k, v in smap.items() if k in
               ("pad_token", "unk_token", "cls_token", "sep_token", "mask_token", "bos_token", "eos_token")}
-    fast = PreTrainedTokenizerFast(tokenizer_object=backend, model_max_length=seq_len,
-                                   model_input_names=["input_ids", "token_type_ids", "attention_mask"], **kwargs)
+    names = ["input_ids", "token_type_ids", "attention_mask"] if type_vocab_size >= 2 else ["input_ids", "attention_mask"]
+    fast = PreTrainedTokenizerFast(tokenizer_object=backend, model_max_length=seq_len, model_input_names=names,
+                                   **kwargs)
     fast.save_pretrained(str(out))
 
 

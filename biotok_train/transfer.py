@@ -403,7 +403,8 @@ def _set_config_ids(model, new: BiotokTokenizer) -> None:
     cfg.eos_token_id = eos
 
 
-def _check_specials(tok: BiotokTokenizer, what: str) -> None:
+def check_specials(tok: BiotokTokenizer, what: str) -> None:
+    """Raise ConfigError when ``tok`` lacks a special token a masked LM needs."""
     missing = [r for r in ("pad", "cls", "sep", "mask") if tok.special_id(r) is None]
     if missing:
         raise ConfigError(
@@ -436,7 +437,7 @@ def transfer(
     cls, electra_pair = _model_class(model_dir, cfg)
     old = _load_tokenizer(model_dir, f"MODEL ({model_dir})", model_dir=True)
     new = _load_tokenizer(new_tokenizer, "NEW")
-    _check_specials(new, "NEW")
+    check_specials(new, "NEW")
     plan = plan_transfer(old, new, config.method)
 
     model = _load_model(cls, model_dir)
@@ -573,3 +574,8 @@ def transfer_to(
 
 __all__ = ["METHODS", "SUPPORTED", "TransferConfig", "TransferError", "TransferPlan", "TransferResult",
            "plan_transfer", "segment_as_old", "transfer", "transfer_to", "write_transfer", "hf_tokenizer"]
+
+
+from biotok_train._verbs import make_verb  # noqa: E402
+
+make_verb(__name__, "biotok_train.transfer:transfer_to")  # biotok_train.transfer(...) calls it

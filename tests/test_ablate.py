@@ -210,3 +210,112 @@ def test_tiny_ablation_end_to_end(tmp_path, sample_corpus, tiny_wordpiece, tiny_
     again = run_ablation(cfg, tmp_path / "out", progress=False)
     assert [asdict(a) for a in again.arms] == [asdict(a) for a in report.arms]
     assert again.markdown == report.markdown
+
+
+# --------------------------------------------------------------------------- arms from a base model
+
+
+def test_arms_need_a_base_and_replace_sizes():
+    from biotok_train.ablate import BASE_SIZE, Leg, plan_legs
+
+    with pytest.raises(ConfigError, match="--base"):
+        AblationConfig(tokenizers=("a",), corpus=("c",), arms=("scratch", "transfer"))
+    with pytest.raises(ConfigError, match="choose"):
+        AblationConfig(tokenizers=("a",), corpus=("c",), arms=("warm",), base="m")
+    with pytest.raises(ConfigError, match="each once"):
+        AblationConfig(tokenizers=("a",), corpus=("c",), arms=("scratch", "scratch"))
+    with pytest.raises(ConfigError, match="--sizes does not apply"):
+        AblationConfig(tokenizers=("a",), corpus=("c",), arms=("continual",), base="m", sizes=("small",))
+    with pytest.raises(ConfigError, match="transfer-method"):
+        AblationConfig(tokenizers=("a",), corpus=("c",), arms=("transfer",), base="m", transfer_method="focus")
+    cfg = AblationConfig(tokenizers=("t/a", "t/b"), corpus=("c",), arms=("scratch", "continual", "transfer"),
+                         base="models/a")
+    assert cfg.sizes == (BASE_SIZE,)
+    legs = plan_legs(cfg, {"t/a": "a", "t/b": "b"})
+    # the reference first; the base's vocabulary is renamed when a candidate has its name
+    assert legs == [Leg("continual.a-base", "models/a", "a-base", "continual"),
+                    Leg("transfer.a", "t/a", "a", "transfer"), Leg("scratch.a", "t/a", "a", "scratch"),
+                    Leg("transfer.b", "t/b", "b", "transfer"), Leg("scratch.b", "t/b", "b", "scratch")]
+    cmd = cfg.command("o")
+    assert "--base models/a --arms scratch,continual,transfer" in cmd and "--sizes" not in cmd
+    assert AblationConfig(tokenizers=("a",), corpus=("c",)).arms == ("scratch",)  # the default: no base needed
+
+
+@pytest.fixture(scope="module")
+def base_model(tmp_path_factory, sample_corpus, tiny_wordpiece) -> Path:
+    """A 'general' BERT-tiny pretrained a few steps by biotok on its own WordPiece vocabulary."""
+    from biotok_train.config import PretrainConfig
+    from biotok_train.pretrain.loop import pretrain
+    from biotok_train.pretrain.prepare import prepare
+
+    d = tmp_path_factory.mktemp("base")
+    data = prepare([str(sample_corpus)], str(tiny_wordpiece), 32, d / "data", progress=False)
+    pretrain(data.path, PretrainConfig(size="tiny", steps=2, batch_size=2, seed=0), d / "general", progress=False)
+    return d / "general"
+
+
+def test_table9_arms_from_a_base_end_to_end(tmp_path, sample_corpus, tiny_unigram, base_model, monkeypatch):
+    """continual (base vocabulary), transfer and scratch (candidate vocabulary): same budget, the
+    base's architecture, the transferred model and the shared random start on disk; a rerun reuses all."""
+    import torch
+    from safetensors.torch import load_file
+
+    task = _bio_task(tmp_path / "task", n_test=8)
+    cfg = AblationConfig(tokenizers=(str(tiny_unigram),), corpus=(str(sample_corpus),), tasks=(str(task),),
+                         budget=2, batch_size=2, seq_len=32, seeds=(0,), arms=("scratch", "continual", "transfer"),
+                         base=str(base_model), finetune=FinetuneConfig(epochs=1, max_steps=2, batch_size=4),
+                         n_words=10, heldout_every=50, n_resamples=100)
+    out = tmp_path / "out"
+    report = run_ablation(cfg, out, progress=False)
+    assert [(a.name, a.init, a.vocabulary) for a in report.arms] == [
+        ("continual.general", "continual", "general"), ("transfer.unigram-lower", "transfer", "unigram-lower"),
+        ("scratch.unigram-lower", "scratch", "unigram-lower")]
+    assert {a.steps for a in report.arms} == {2} and {a.size for a in report.arms} == {"as-base"}
+    assert all(a.tokens_seen > 0 for a in report.arms)
+    # every arm against the continual reference, every arm against the floor of its vocabulary
+    assert {c["candidate_arm"] for c in report.comparisons} == {"transfer.unigram-lower", "scratch.unigram-lower"}
+    assert {c["reference_arm"] for c in report.comparisons} == {"continual.general"} and len(report.floors) == 3
+    assert (out / "transfer" / "unigram-lower" / "transfer.json").is_file()
+    assert sorted(p.name for p in (out / "arms" / "as-base").iterdir()) == [
+        "continual.general", "floor.general", "floor.unigram-lower", "scratch.unigram-lower", "transfer.unigram-lower"]
+    # the scratch arm starts from the random model that is also its vocabulary's floor, with the base's shape
+    start = load_file(out / "init" / "random.unigram-lower" / "p0" / "model.safetensors")
+    moved = load_file(out / "transfer" / "unigram-lower" / "model.safetensors")
+    assert {k: v.shape for k, v in start.items()} == {k: v.shape for k, v in moved.items()}
+    emb = "bert.embeddings.word_embeddings.weight"
+    assert not torch.equal(start[emb], moved[emb])
+    assert "PubMedBERT's Table 9" in report.markdown and "--arms scratch,continual,transfer" in report.markdown
+    # the continual arm was prepared with the base's own tokenizer
+    assert json.loads((out / "arms" / "as-base" / "continual.general" / "done.json").read_text())["vocab_size"] == 2000
+    import biotok_train.pretrain.loop as loop
+
+    monkeypatch.setattr(loop, "pretrain", lambda *a, **k: (_ for _ in ()).throw(AssertionError("redone")))
+    again = run_ablation(cfg, out, progress=False)
+    assert again.markdown == report.markdown
+
+
+def test_cli_ablate_base_errors(tmp_path, sample_corpus, tiny_unigram):
+    from biotok_train.cli import main
+
+    args = ["ablate", "--tokenizers", str(tiny_unigram), "--corpus", str(sample_corpus)]
+    res = CliRunner().invoke(main, [*args, "--arms", "scratch,transfer", "--out", str(tmp_path / "o")])
+    assert res.exit_code == 2 and "--base" in res.output and not (tmp_path / "o").exists()
+    res = CliRunner().invoke(main, [*args, "--arms", "continual", "--base", str(tmp_path / "nope"),
+                                    "--out", str(tmp_path / "o")])
+    assert res.exit_code == 2 and "error:" in res.output and "Traceback" not in res.output
+    assert not (tmp_path / "o").exists()
+    res = CliRunner().invoke(main, [*args, "--arms", "continual", "--base", str(tiny_unigram),
+                                    "--out", str(tmp_path / "o")])  # a tokenizer, not a model
+    assert res.exit_code == 2 and "config.json" in res.output and not (tmp_path / "o").exists()
+
+
+def test_a_recipe_saved_before_an_option_existed_still_resumes():
+    from biotok_train.ablate import same_recipe
+
+    new = AblationConfig(tokenizers=("a",), corpus=("c",), budget=50).recipe()
+    old = {k: v for k, v in new.items() if k not in ("arms", "base", "transfer_method")}
+    assert same_recipe(old, new) and same_recipe(new, new)
+    assert not same_recipe({**old, "budget": 60}, new)
+    based = AblationConfig(tokenizers=("a",), corpus=("c",), budget=50, arms=("continual",), base="m").recipe()
+    assert not same_recipe(old, based)  # a new option away from its default is another recipe
+    assert not same_recipe({**new, "gone": 1}, new)

@@ -96,6 +96,12 @@ def test_roberta_with_one_token_type_continues(tiny_unigram, ug_data, tmp_path):
                  progress=False)
     base = transformers.AutoModelForMaskedLM.from_pretrained(str(base_dir))
     assert r.losses[0] == pytest.approx(_step0_reference(base, ug_data, seed=3), abs=1e-4)
+    # the run's tokenizer frames pairs as RoBERTa does: no segment B of type 1 the model lacks
+    fast = transformers.AutoTokenizer.from_pretrained(str(tmp_path / "c"))
+    enc = fast("le patient", "une fièvre")
+    assert "token_type_ids" not in enc and enc["input_ids"].count(tok.sep_id) == 3
+    continued = transformers.AutoModelForMaskedLM.from_pretrained(str(tmp_path / "c"))
+    continued(**fast("le patient", "une fièvre", return_tensors="pt"))  # runs: no type id out of range
 
 
 def test_transferred_model_continues_on_data_of_the_new_tokenizer(bert_run, tiny_unigram, ug_data, tmp_path):

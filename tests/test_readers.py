@@ -210,3 +210,19 @@ def test_frenchmedmcqa_bad_items(tmp_path):
     f.write_text("[{", encoding="utf-8")
     with pytest.raises(CorpusError, match=r"q\.json:1: invalid JSON"):
         list(read_frenchmedmcqa(f))
+
+
+def test_one_bio_file_splits_the_same_wherever_it_lies(tmp_path):
+    """The dev/test hold-out hashes sentence content, not the file path: a copy elsewhere (another
+    machine, another checkout) gives the same train/dev/test."""
+    from biotok_train.datasets.registry import load_dataset
+
+    text = "".join(f"Le O\npatient{i} O\na O\nune B-ety\nfièvre{i} I-ety\n. O\n\n" for i in range(200))
+    a, b = tmp_path / "a" / "task.bio", tmp_path / "elsewhere" / "deeper" / "task.bio"
+    for f in (a, b):
+        f.parent.mkdir(parents=True)
+        f.write_text(text, encoding="utf-8")
+    da, db = load_dataset(str(a)), load_dataset(str(b))
+    for split in ("train", "dev", "test"):
+        assert [s.words for s in getattr(da, split)] == [s.words for s in getattr(db, split)]
+    assert len(da.test) > 0 and len(da.dev) > 0 and len(da.train) > len(da.test)

@@ -11,7 +11,7 @@ import click
 
 from biotok.cli.options import default_of
 from biotok.errors import ConfigError
-from biotok_train.ablate import AblationConfig
+from biotok_train.ablate import TRANSFER_METHODS, AblationConfig
 from biotok_train.cli.options import (
     GreedyOption, data_dir_option, finetune_config, finetune_options, force_option, param_default, quiet_option,
 )
@@ -157,19 +157,33 @@ def _sizes(ctx, param, value) -> tuple[str, ...]:
 @click.option("--n-words", type=int, default=_ab("n_words"), show_default=True, help="eval-mlm words.")
 @click.option("--no-floor", is_flag=True, help="Skip the random-init floors.")
 @click.option("--n-resamples", type=int, default=_ab("n_resamples"), show_default=True, help="Bootstrap resamples.")
+@click.option("--arms", "arms", cls=GreedyOption, multiple=True, default=_ab("arms"), show_default=True,
+              callback=_sizes, help="How each model starts: scratch, continual, transfer (comma list; the last two need --base).")
+@click.option("--base", type=click.Path(path_type=str), default=None, metavar="MODEL_DIR",
+              help="A Hugging Face masked LM with its tokenizer: continual continues it, transfer moves it to each "
+                   "tokenizer, scratch takes its architecture.")
+@click.option("--transfer-method", type=click.Choice(TRANSFER_METHODS), default=_ab("transfer_method"),
+              show_default=True, help="How the transfer arm builds the rows of new pieces.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True)
 @quiet_option
 def ablate_cmd(tokenizers, corpus, field_name, tasks, data_dir, sizes, budget, batch_size, seq_len, lr, pretrain_seeds,
-               seeds, ft_epochs, ft_lr, ft_batch_size, ft_max_steps, n_words, no_floor, n_resamples, out, quiet) -> None:
+               seeds, ft_epochs, ft_lr, ft_batch_size, ft_max_steps, n_words, no_floor, n_resamples, arms, base,
+               transfer_method, out, quiet) -> None:
     """Which vocabulary wins: the same budget for each tokenizer, seeds, floors, intervals, verdicts.
 
     Per size and tokenizer: pretrain, eval-mlm and fine-tune every --task for each seed pair,
     plus a random-init floor; ablation.md gives mean ± std, paired bootstrap intervals against
     the first tokenizer and a verdict per cell. Resumable: finished parts are reused.
 
+    With --base MODEL_DIR and --arms scratch,continual,transfer (PubMedBERT's Table 9): the
+    base continued with its own vocabulary (the reference), and per tokenizer the base moved to
+    it and continued, and its architecture trained from scratch with it; all on the same budget.
+
     \b
     Example:  biotok-train ablate --tokenizers tokA/ tokB/ --corpus corpus.txt --task e3c \\
                 --sizes tiny,small --seeds 0 1 --out ablation/
+              biotok-train ablate --tokenizers tok-clinical/ --corpus cases.txt --task e3c \\
+                --base camembert-base/ --arms scratch,continual,transfer --out table9/
     """
     from biotok_train.ablate import run_ablation
 
@@ -177,7 +191,7 @@ def ablate_cmd(tokenizers, corpus, field_name, tasks, data_dir, sizes, budget, b
         tokenizers=tuple(tokenizers), corpus=tuple(corpus), field_name=field_name, tasks=tuple(tasks),
         data_dir=str(data_dir) if data_dir else None, sizes=tuple(sizes), budget=budget, batch_size=batch_size,
         seq_len=seq_len, lr=lr, pretrain_seeds=tuple(pretrain_seeds), seeds=tuple(seeds), n_words=n_words,
-        floor=not no_floor, n_resamples=n_resamples,
+        floor=not no_floor, n_resamples=n_resamples, arms=tuple(arms), base=base, transfer_method=transfer_method,
         finetune=FinetuneConfig(epochs=ft_epochs, lr=ft_lr, batch_size=ft_batch_size, max_steps=ft_max_steps),
     )
     report = run_ablation(cfg, out, progress=not quiet)

@@ -35,10 +35,12 @@ def _base(name: str, data_dir: str | os.PathLike[str] | None) -> Path:
 
 
 def _holdout(sentences: list[Sentence], fraction: float, key: str) -> tuple[list[Sentence], list[Sentence]]:
-    """Split deterministically by a hash of each sentence's source, not by the random state."""
+    """Split deterministically by a hash of each sentence's words and tags: not by the random
+    state, nor by its file path, so the same file gives the same split wherever it lies."""
     keep, held = [], []
     for s in sentences:
-        h = int(hashlib.sha256(f"{key}:{s.source}".encode()).hexdigest()[:8], 16) / 0xFFFFFFFF
+        text = f"{key}:{' '.join(s.words)}\t{' '.join(s.tags)}"
+        h = int(hashlib.sha256(text.encode("utf-8")).hexdigest()[:8], 16) / 0xFFFFFFFF
         (held if h < fraction else keep).append(s)
     return keep, held
 

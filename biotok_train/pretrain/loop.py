@@ -371,13 +371,20 @@ def _open_metrics(path: Path, start: int):
 
 
 # --- save ------------------------------------------------------------------------------------
+def _type_vocab_size(module) -> int:
+    """Token types the trained model knows: 1 for RoBERTa/CamemBERT continued with --init-from."""
+    hf = getattr(module, "model", None) or getattr(module, "discriminator", None)
+    return int(getattr(getattr(hf, "config", None), "type_vocab_size", 2) or 2)
+
+
 def _save(run: _Run, step: int, digests: list[str] | None = None) -> None:
     """Rank 0 writes the HF model + tokenizer, the training state and biotok_pretrain.json (whose
     ``step`` marks the last checkpoint); every rank waits for it."""
     cfg, d, packed = run.config, run.dist, run.packed
     if d.main:
         ckpt.save_model(run.module, run.out)
-        save_hf_tokenizer(packed.path / "tokenizer", run.out, seq_len=packed.seq_len)
+        save_hf_tokenizer(packed.path / "tokenizer", run.out, seq_len=packed.seq_len,
+                          type_vocab_size=_type_vocab_size(run.module))
         ckpt.save_state(run.out, {
             "module": run.module.state_dict(), "optimizer": run.optimizer.state_dict(),
             "scheduler": run.scheduler.state_dict(), "rng": ckpt.rng_state(), "step": step,

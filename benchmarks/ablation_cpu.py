@@ -1,0 +1,77 @@
+"""The committed CPU ablation (docs/results/ablation-cpu/): a biotok Unigram_L vocabulary vs CamemBERTa's.
+
+    python benchmarks/ablation_cpu.py            # about 75 min on 2 cores; rewrites docs/results/ablation-cpu/
+    python benchmarks/ablation_cpu.py --quick    # a few steps into benchmarks/.data/ only (checks that it runs)
+
+Phases: (1) the ablation's own split of the E3C PAMJ clinical cases (each 20th line held out);
+(2) ``biotok train`` on the pretraining part only: Unigram, lowercased (AliBERT's Unigram_L),
+8,000 pieces (this 3.2 M-character corpus supports at most ~11,600 Unigram pieces); (3)
+``biotok-train ablate`` CamemBERTa (the reference) vs that vocabulary: BERT-tiny, the same
+token budget, 2 pretraining seeds x 2 fine-tuning seeds, E3C NER with random-init floors, and
+masked-word accuracy on 1,000 held-out words; (4) the report copied into docs/results/ablation-cpu/.
+Work files (the split, the tokenizer, the runs, resumable) live in benchmarks/.data/ablation_cpu/.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import shutil
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import CACHE, DATA, REPO, require_data  # noqa: E402
+
+PAMJ = DATA / "corpora" / "e3c-fr" / "layer3_fr_pamj_ccby.jsonl.xz"
+CAMEMBERTA = DATA / "tokenizers" / "camemberta-base"
+PUBLISHED = ("ablation.md", "ablation.json", "ablation.png", "config.json")
+
+
+def recipe(tokenizer: Path, quick: bool):
+    """The ablation config: everything the comparison holds equal across the two vocabularies."""
+    from biotok_train.ablate import AblationConfig
+    from biotok_train.config import FinetuneConfig
+
+    return AblationConfig(
+        tokenizers=(str(CAMEMBERTA), str(tokenizer)), corpus=(str(PAMJ),), field_name="text", tasks=("e3c",),
+        data_dir=str(DATA / "corpora"), sizes=("tiny",), budget=20 if quick else 6000, batch_size=8, seq_len=128,
+        lr=2e-3, pretrain_seeds=(0, 1), seeds=(0, 1),
+        finetune=FinetuneConfig(epochs=1 if quick else 10, lr=5e-4, max_train_sentences=40 if quick else 0),
+        n_words=100 if quick else 1000,
+    )
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--quick", action="store_true", help="a few steps, results kept in benchmarks/.data only")
+    args = ap.parse_args()
+    require_data()
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", stream=sys.stderr)
+    from biotok import TrainConfig, train_tokenizer
+    from biotok.config import NormalizeConfig
+    from biotok_train.ablate import run_ablation, split_corpus
+
+    work = CACHE / ("ablation_cpu_quick" if args.quick else "ablation_cpu")
+    out, tok = work / "run", work / "Unigram_L-8k"
+    cfg0 = recipe(tok, args.quick)
+    # (1) the split the ablation will use: the tokenizer never sees a held-out line
+    train, _, _ = split_corpus(cfg0, out)
+    # (2) the candidate vocabulary
+    if not (tok / "tokenizer.json").is_file():
+        tcfg = TrainConfig(algo="unigram", vocab_size=8000, normalize=NormalizeConfig(lowercase=True))
+        print(train_tokenizer([train], tcfg, tok, force=True).summary(), file=sys.stderr)
+    # (3) the ablation (resumable: a rerun reuses every finished part)
+    report = run_ablation(cfg0, out, progress=False)
+    # (4) publish
+    if not args.quick:
+        dest = REPO / "docs" / "results" / "ablation-cpu"
+        dest.mkdir(parents=True, exist_ok=True)
+        for name in PUBLISHED:
+            shutil.copyfile(out / name, dest / name)
+        print(f"wrote {dest}", file=sys.stderr)
+    print("\n".join(report.sentences))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,103 @@
+"""PubMedBERT's Table 9 for French on CPU (docs/results/table9-cpu/): scratch, continual or transfer?
+
+    python benchmarks/table9_cpu.py            # about 25 min on 2 cores; rewrites docs/results/table9-cpu/
+    python benchmarks/table9_cpu.py --quick    # a few steps into benchmarks/.data/ only (checks that it runs)
+
+Phases: (1) a "general" BERT-tiny pretrained on the French WMT biomedical abstracts with
+CamemBERTa's vocabulary (no Hub here, so biotok builds the base); (2) the ablation's own split of
+the E3C PAMJ clinical cases and a biotok Unigram_L vocabulary (8,000 pieces, lowercased) trained
+on its pretraining part; (3) ``biotok-train ablate --base GENERAL --arms scratch,continual,transfer``:
+the general model continued with its own vocabulary, moved to Unigram_L (fvt) and continued, and
+its architecture from random weights with Unigram_L, all on the same token budget, with E3C NER
+(2 fine-tuning seeds, random-init floors) and masked-word accuracy; (4) the report copied into
+docs/results/table9-cpu/. Work files live in benchmarks/.data/table9_cpu/ (resumable).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import shutil
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import CACHE, DATA, REPO, require_data  # noqa: E402
+
+PAMJ = DATA / "corpora" / "e3c-fr" / "layer3_fr_pamj_ccby.jsonl.xz"
+CAMEMBERTA = DATA / "tokenizers" / "camemberta-base"
+PUBLISHED = ("ablation.md", "ablation.json", "ablation.png", "config.json")
+
+
+def recipe(base: Path, tokenizer: Path, quick: bool):
+    """Everything the three arms hold equal."""
+    from biotok_train.ablate import AblationConfig
+    from biotok_train.config import FinetuneConfig
+
+    return AblationConfig(
+        tokenizers=(str(tokenizer),), corpus=(str(PAMJ),), field_name="text", tasks=("e3c",),
+        data_dir=str(DATA / "corpora"), budget=10 if quick else 2000, batch_size=8, seq_len=128, lr=2e-3,
+        pretrain_seeds=(0,), seeds=(0, 1), arms=("scratch", "continual", "transfer"), base=str(base),
+        finetune=FinetuneConfig(epochs=1 if quick else 10, lr=5e-4, max_train_sentences=40 if quick else 0),
+        n_words=100 if quick else 1000,
+    )
+
+
+def general_model(work: Path, quick: bool) -> Path:
+    """BERT-tiny pretrained on general-ish French biomedical abstracts with CamemBERTa's vocabulary."""
+    from transfer_cpu import WORK as TRANSFER_WORK, general_text
+
+    from biotok_train.config import PretrainConfig
+    from biotok_train.pretrain.loop import pretrain
+    from biotok_train.pretrain.prepare import open_prepared, prepare
+
+    steps = 10 if quick else 3000
+    out = work / "general"
+    meta = out / "biotok_pretrain.json"
+    if meta.is_file() and json.loads(meta.read_text(encoding="utf-8"))["step"] == steps:
+        return out
+    TRANSFER_WORK.mkdir(parents=True, exist_ok=True)
+    d = work / "data-general"
+    data = open_prepared(d) if (d / "meta.json").is_file() else prepare(
+        [str(general_text())], str(CAMEMBERTA), 128, d, force=True, progress=False)
+    pretrain(data.path, PretrainConfig(size="tiny", steps=steps, batch_size=8, lr=2e-3, seed=0), out,
+             resume=(out / "checkpoint").exists(), progress=False)
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--quick", action="store_true", help="a few steps, results kept in benchmarks/.data only")
+    args = ap.parse_args()
+    require_data()
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", stream=sys.stderr)
+    from biotok import TrainConfig, train_tokenizer
+    from biotok.config import NormalizeConfig
+    from biotok_train.ablate import run_ablation, split_corpus
+
+    work = CACHE / ("table9_cpu_quick" if args.quick else "table9_cpu")
+    work.mkdir(parents=True, exist_ok=True)
+    out, tok = work / "run", work / "Unigram_L-8k"
+    # (1) the general base model
+    base = general_model(work, args.quick)
+    cfg = recipe(base, tok, args.quick)
+    # (2) the split the ablation will use, and the candidate vocabulary trained on its pretraining part
+    train, _, _ = split_corpus(cfg, out)
+    if not (tok / "tokenizer.json").is_file():
+        tcfg = TrainConfig(algo="unigram", vocab_size=8000, normalize=NormalizeConfig(lowercase=True))
+        print(train_tokenizer([train], tcfg, tok, force=True).summary(), file=sys.stderr)
+    # (3) the three arms
+    report = run_ablation(cfg, out, progress=False)
+    # (4) publish
+    if not args.quick:
+        dest = REPO / "docs" / "results" / "table9-cpu"
+        dest.mkdir(parents=True, exist_ok=True)
+        for name in PUBLISHED:
+            shutil.copyfile(out / name, dest / name)
+        print(f"wrote {dest}", file=sys.stderr)
+    print("\n".join(report.sentences))
+
+
+if __name__ == "__main__":
+    main()
