@@ -128,3 +128,50 @@ def save(name: str, result: dict) -> Path:
     path = RESULTS / f"{name}.json"
     path.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return path
+
+
+def ablation_readme(title: str, script: str, setup: str, report, out: Path) -> str:
+    """README.md of a published ablation: the command, the setup, and a reading in which every
+    number and every verdict comes from the report (nothing typed by hand)."""
+    import json as _json
+
+    arms, mlm_words = report.arms, report.arms[0].mlm_words
+    timings = _json.loads((out / "timings.json").read_text(encoding="utf-8")) if (out / "timings.json").is_file() else {}
+    minutes = sum(timings.values()) / 60
+
+    def cell(s: dict) -> str:
+        return f"{s['mean']:.3f} ± {s['std']:.3f}" if s.get("std") is not None and s["n"] > 1 else f"{s['mean']:.3f}"
+
+    lines = [f"# {title}", "", "Regenerate everything here (ablation.md, ablation.json, ablation.png, this README) "
+             f"with one command:", "", "```bash", f"python benchmarks/{script}", "```", "",
+             f"The parts timed in `timings.json` add up to {minutes:.0f} minutes on a {machine()['cpu_count']}-core CPU "
+             "(no GPU); `--quick` checks in a few minutes that the script runs.", "", setup, "",
+             "![ablation](ablation.png)", "", "## Reading (computed from ablation.json)", ""]
+    lines.append(f"- Masked-word top-1 on {mlm_words:,} held-out words: "
+                 + "; ".join(f"{a.name} {cell(a.mlm['top1'])}" for a in arms) + ".")
+    if report.mlm_floors:
+        wf = report.mlm_floors
+        beat = [f["arm"] for f in wf if f["beats_floor"]]
+        lines.append(f"- Always answering “{wf[0]['word']}”, the most frequent word of the pretraining text, scores "
+                     f"{wf[0]['reference']:.3f} on the words the first arm could score; "
+                     + (f"every arm beats it." if len(beat) == len(wf) else
+                        f"{len(beat)} of {len(wf)} arms beat it" + (f" ({', '.join(beat)})" if beat else "") + "."))
+    for key, t in report.tasks.items():
+        lines.append(f"- {t['name']} {t['metric']} on {t['n_test']} test examples (mean ± std over seed pairs): "
+                     + "; ".join(f"{a.name} {cell(a.metrics[key])}"
+                                 + (f" (floor {cell(a.floors[key])})" if key in a.floors else "") for a in arms) + ".")
+        fl = [f for f in report.floors if f["task"] == key]
+        if fl:
+            beat = [f["arm"] for f in fl if f["beats_floor"]]
+            if len(beat) == len(fl):
+                lines.append(f"- Every pretrained arm beats its random-init floor on {t['name']}: the budget bought "
+                             "something, so the comparison between arms on that task is about the arms.")
+            else:
+                lines.append(f"- {len(beat)} of {len(fl)} pretrained arms beat their random-init floor on {t['name']}"
+                             + (f" ({', '.join(beat)})" if beat else "")
+                             + ": at this budget the arms' differences on that task are not evidence about the "
+                               "vocabularies; the masked-word accuracy is the informative column.")
+    lines += ["", "## Verdicts (as in ablation.md)", ""] + [f"- {s}" for s in report.sentences]
+    lines += ["", "Budgets, characters seen, floors and intervals: [ablation.md](ablation.md); every number: "
+              "`ablation.json`.", ""]
+    return "\n".join(lines)

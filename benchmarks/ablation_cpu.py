@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import CACHE, DATA, REPO, require_data  # noqa: E402
+from _common import CACHE, DATA, REPO, ablation_readme, require_data  # noqa: E402
 
 PAMJ = DATA / "corpora" / "e3c-fr" / "layer3_fr_pamj_ccby.jsonl.xz"
 CAMEMBERTA = DATA / "tokenizers" / "camemberta-base"
@@ -69,6 +69,9 @@ def main() -> None:
         dest.mkdir(parents=True, exist_ok=True)
         for name in PUBLISHED:
             shutil.copyfile(out / name, dest / name)
+        setup = "Setup: " + " ".join(__doc__.split("Phases: ", 1)[1].split("\n"))
+        text = ablation_readme('CPU ablation: a biotok Unigram_L vocabulary vs CamemBERTa', 'ablation_cpu.py', setup, report, out)
+        (dest / "README.md").write_text(text, encoding="utf-8")
         print(f"wrote {dest}", file=sys.stderr)
     print("\n".join(report.sentences))
 

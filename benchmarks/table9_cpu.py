@@ -1,6 +1,6 @@
 """PubMedBERT's Table 9 for French on CPU (docs/results/table9-cpu/): scratch, continual or transfer?
 
-    python benchmarks/table9_cpu.py            # about 25 min on 2 cores; rewrites docs/results/table9-cpu/
+    python benchmarks/table9_cpu.py            # about 25 min on 2 cores, with the base; rewrites docs/results/table9-cpu/
     python benchmarks/table9_cpu.py --quick    # a few steps into benchmarks/.data/ only (checks that it runs)
 
 Phases: (1) a "general" BERT-tiny pretrained on the French WMT biomedical abstracts with
@@ -23,7 +23,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import CACHE, DATA, REPO, require_data  # noqa: E402
+from _common import CACHE, DATA, REPO, ablation_readme, require_data  # noqa: E402
 
 PAMJ = DATA / "corpora" / "e3c-fr" / "layer3_fr_pamj_ccby.jsonl.xz"
 CAMEMBERTA = DATA / "tokenizers" / "camemberta-base"
@@ -37,7 +37,7 @@ def recipe(base: Path, tokenizer: Path, quick: bool):
 
     return AblationConfig(
         tokenizers=(str(tokenizer),), corpus=(str(PAMJ),), field_name="text", tasks=("e3c",),
-        data_dir=str(DATA / "corpora"), budget=10 if quick else 2000, batch_size=8, seq_len=128, lr=2e-3,
+        data_dir=str(DATA / "corpora"), budget=10 if quick else 1000, batch_size=8, seq_len=128, lr=2e-3,
         pretrain_seeds=(0,), seeds=(0, 1), arms=("scratch", "continual", "transfer"), base=str(base),
         finetune=FinetuneConfig(epochs=1 if quick else 10, lr=5e-4, max_train_sentences=40 if quick else 0),
         n_words=100 if quick else 1000,
@@ -95,6 +95,9 @@ def main() -> None:
         dest.mkdir(parents=True, exist_ok=True)
         for name in PUBLISHED:
             shutil.copyfile(out / name, dest / name)
+        setup = "Setup: " + " ".join(__doc__.split("Phases: ", 1)[1].split("\n"))
+        text = ablation_readme("PubMedBERT's Table 9 for French on CPU: scratch, continual or transfer", 'table9_cpu.py', setup, report, out)
+        (dest / "README.md").write_text(text, encoding="utf-8")
         print(f"wrote {dest}", file=sys.stderr)
     print("\n".join(report.sentences))
 

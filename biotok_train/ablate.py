@@ -234,6 +234,7 @@ class AblationReport:
     markdown_path: Path
     json_path: Path
     png_path: Path
+    mlm_floors: list = field(default_factory=list)  # arm vs always answering the most frequent word
 
     def arm(self, size: str, name: str) -> ArmResult:
         return next(a for a in self.arms if a.size == size and a.name == name)
@@ -374,6 +375,24 @@ class _Context:
     task_objs: dict  # task key -> (TaskSpec or None, task type, head): see biotok_train.finetune.resolve
     progress: bool
     timings: dict
+    word_floor: tuple = ("", ())  # (most frequent word of the pretraining text, hit per held-out word)
+
+
+def word_floor(train: Path, samples: Sequence) -> tuple[str, tuple[float, ...]]:
+    """The masked-word floor: always answer the pretraining text's most frequent word (as the
+    masked-word evaluation delimits words). Returns it and its hit (1.0 / 0.0) per sample."""
+    from collections import Counter
+
+    from biotok_train.evaluate.masked_words import WORD
+
+    counts: Counter = Counter()
+    with open(train, encoding="utf-8") as f:
+        for line in f:
+            counts.update(m.group(0) for m in WORD.finditer(line))
+    if not counts:
+        return "", tuple(0.0 for _ in samples)
+    word = min(counts, key=lambda w: (-counts[w], w))
+    return word, tuple(float(s.text[s.start:s.end] == word) for s in samples)
 
 
 def _transferred(ctx: _Context, leg: Leg) -> Path:
@@ -640,13 +659,29 @@ def _bootstrap(ref_by_run: dict, cand_by_run: dict, metric, cfg: AblationConfig,
                               confidence=cfg.confidence, seed=0, name=name)
 
 
-def compute_statistics(ctx: _Context, arms: list[ArmResult], legs: list[Leg]) -> tuple[list, list, list]:
-    """(comparisons vs the reference, arm-vs-floor checks, rank agreements across sizes)."""
+def _mlm_floor_rows(out: Path, cfg: AblationConfig, size: str, name: str, hits: Sequence[float]):
+    """Top-1 hits of an arm and of the word floor on the words the arm could score, per seed."""
+    r = {p: _read_json(out / "arms" / size / name / f"p{p}" / "mlm.json")["ranks"] for p in cfg.pretrain_seeds}
+    first = cfg.pretrain_seeds[0]
+    words = [i for i, k in enumerate(r[first]) if k >= 0]
+    arm = {str(p): S.accuracy_stats([float(r[p][i] == 1) for i in words]) for p in r}
+    return {str(p): S.accuracy_stats([hits[i] for i in words]) for p in r}, arm
+
+
+def compute_statistics(ctx: _Context, arms: list[ArmResult], legs: list[Leg]) -> tuple[list, list, list, list]:
+    """(comparisons vs the reference, arm-vs-floor checks, rank agreements across sizes,
+    masked-word top-1 of each arm against always answering the most frequent word)."""
     cfg, out = ctx.cfg, ctx.out
-    comparisons, floors = [], []
+    comparisons, floors, mlm_floors = [], [], []
     names = [leg.name for leg in legs]
     ref = names[0]
+    word, hits = ctx.word_floor
     for size in cfg.sizes:
+        if word:
+            for n in names:
+                b = _bootstrap(*_mlm_floor_rows(out, cfg, size, n, hits), S.MEAN, cfg)
+                mlm_floors.append({"size": size, "task": MLM, "arm": n, "word": word, **b.to_dict(),
+                                   "beats_floor": b.verdict == S.BETTER})
         for cand in names[1:]:
             r_rows, c_rows = _mlm_rows(out, cfg, size, ref, cand)
             b = _bootstrap(r_rows, c_rows, S.MEAN, cfg)
@@ -673,7 +708,7 @@ def compute_statistics(ctx: _Context, arms: list[ArmResult], legs: list[Leg]) ->
             scores = {s: {n: by[(s, n)].summary(task).mean for n in names} for s in cfg.sizes}
             label = "MLM top-1" if task == MLM else f"{task} {ctx.task_objs[task][2].metric}"
             rankings += [r.to_dict() for r in S.rank_agreement(scores, metric=label)]
-    return comparisons, floors, rankings
+    return comparisons, floors, rankings, mlm_floors
 
 
 # --------------------------------------------------------------------------- the report
@@ -689,7 +724,7 @@ def _at(size: str) -> str:
 
 
 def verdict_sentences(cfg: AblationConfig, tasks: dict, comparisons: list[dict], floors: list[dict],
-                      rankings: list[dict], arms: list[ArmResult]) -> list[str]:
+                      rankings: list[dict], arms: list[ArmResult], mlm_floors: Sequence[dict] = ()) -> list[str]:
     """The verdicts in words, every one computed from the numbers."""
     out = []
     seeds = len(cfg.pretrain_seeds) * len(cfg.seeds)
@@ -719,12 +754,23 @@ def verdict_sentences(cfg: AblationConfig, tasks: dict, comparisons: list[dict],
                            f"{len(bad)} of {len({a.name for a in arms})} arms do not beat a randomly initialised model, "
                            "so the verdicts on that task say little about the vocabularies.")
     for size in cfg.sizes:
-        low = [a for a in arms if a.size == size and a.mlm["top1"]["mean"] < 0.05]
+        low = [f for f in mlm_floors if f["size"] == size and not f["beats_floor"]]
         if low:
-            out.append(f"{_at(size)}, masked-word top-1 is below 0.05 for {', '.join(a.name for a in low)}: "
-                       "the pretrained models have barely learned the language.")
+            scored = ", ".join(f"{f['arm']} ({f['candidate']:.3f})" for f in low)
+            out.append(f"{_at(size)}, masked-word top-1 of {scored} "
+                       f"is no better than always answering “{low[0]['word']}” ({low[0]['reference']:.3f} on the same "
+                       "words): these models have not learned to use the context, so their masked-word comparison "
+                       "says little about the vocabularies.")
     out += [r["sentence"] for r in rankings]
     return out
+
+
+def _start(cfg: AblationConfig, a: ArmResult) -> str:
+    """The first column of a row: the size, or with a base where the arm's model starts."""
+    if cfg.base is None:
+        return a.size
+    return {"continual": "the base", "transfer": f"the base, {cfg.transfer_method} rows",
+            "scratch": "random weights"}[a.init]
 
 
 def _cell(s: dict, digits: int = 3) -> str:
@@ -733,10 +779,11 @@ def _cell(s: dict, digits: int = 3) -> str:
 
 def format_report(cfg: AblationConfig, tasks: dict, arms: list[ArmResult], comparisons: list[dict],
                   floors: list[dict], rankings: list[dict], sentences: list[str], names: list[str],
-                  out: str | os.PathLike[str]) -> str:
+                  out: str | os.PathLike[str], mlm_floors: Sequence[dict] = ()) -> str:
     """ablation.md: budgets, results with intervals and verdicts, floors, rankings, verdicts, command."""
     pct = f"{cfg.confidence:.0%}"
     seeds = len(cfg.pretrain_seeds) * len(cfg.seeds)
+    first, who = ("starts from", "arm") if cfg.base is not None else ("size", "tokenizer")
     if cfg.base is not None:
         start = (f"Reference: **{names[0]}** (the first arm). Arms, as PubMedBERT's Table 9: *continual* continues "
                  f"the base model `{cfg.base}` with its own vocabulary; *transfer.T* moves the base to T's vocabulary "
@@ -753,10 +800,10 @@ def format_report(cfg: AblationConfig, tasks: dict, arms: list[ArmResult], compa
              "## Budget", "",
              "Same steps, batch and sequence length for every arm. A vocabulary with fewer pieces per word "
              "covers more characters of text with the same tokens: *characters seen* credits it.", "",
-             "| size | tokenizer | vocab | fertility | pieces/line | tokens seen | chars/token | characters seen | epochs | pretrain loss |",
+             f"| {first} | {who} | vocab | fertility | pieces/line | tokens seen | chars/token | characters seen | epochs | pretrain loss |",
              "|---|---|---|---|---|---|---|---|---|---|"]
     for a in arms:
-        lines.append(f"| {a.size} | {a.name} | {a.vocab_size:,} | {a.fertility:.3f} | {a.pieces_per_line:.1f} | "
+        lines.append(f"| {_start(cfg, a)} | {a.name} | {a.vocab_size:,} | {a.fertility:.3f} | {a.pieces_per_line:.1f} | "
                      f"{a.tokens_seen:,} | {a.chars_per_token:.2f} | {a.chars_seen:,} | {a.epochs:.2f} | "
                      f"{_cell(a.pretrain_loss)} |")
     keys = [MLM, *cfg.tasks]
@@ -764,7 +811,7 @@ def format_report(cfg: AblationConfig, tasks: dict, arms: list[ArmResult], compa
         lines += ["", f"## Results {_at(size).lower()}", "",
                   f"Mean ± std over seeds; Δ: candidate minus {names[0]}, with its {pct} paired bootstrap interval "
                   f"over test examples pooled across seeds, and the verdict.", ""]
-        head = ["tokenizer"]
+        head = [who]
         for k in keys:
             head += [_metric_label(tasks, k), "Δ [CI]", "verdict"]
         lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
@@ -774,8 +821,8 @@ def format_report(cfg: AblationConfig, tasks: dict, arms: list[ArmResult], compa
             for k in keys:
                 summary = a.mlm["top1"] if k == MLM else a.metrics[k]
                 flag = ""
-                if k != MLM and any(f["size"] == size and f["task"] == k and f["arm"] == n and not f["beats_floor"]
-                                    for f in floors):
+                if any(f["size"] == size and f["task"] == k and f["arm"] == n and not f["beats_floor"]
+                       for f in (mlm_floors if k == MLM else floors)):
                     flag = " ⚠ not above floor"
                 cells.append(_cell(summary) + flag)
                 c = next((c for c in comparisons if c["size"] == size and c["task"] == k and c["candidate_arm"] == n), None)
@@ -784,16 +831,21 @@ def format_report(cfg: AblationConfig, tasks: dict, arms: list[ArmResult], compa
                 else:
                     cells += [f"{c['difference']:+.3f} [{c['low']:+.3f}, {c['high']:+.3f}]", f"**{c['verdict']}**"]
             lines.append("| " + " | ".join(cells) + " |")
-    if floors:
+    if floors or mlm_floors:
         lines += ["", "## Floors", "",
                   "Each task fine-tuned the same way from a randomly initialised model of the same size and "
-                  f"vocabulary: how much pretraining bought. Δ: pretrained minus floor ({pct} interval).", "",
-                  "| size | task | tokenizer | floor (random init) | pretrained | Δ [CI] | beats its floor |",
+                  "vocabulary: how much pretraining bought. Masked words: always answering the most frequent word "
+                  f"of the pretraining text, on the same words. Δ: pretrained minus floor ({pct} interval).", "",
+                  f"| {first} | task | {who} | floor | pretrained | Δ [CI] | beats its floor |",
                   "|---|---|---|---|---|---|---|"]
-        for f in floors:
+        for f in [*mlm_floors, *floors]:
             a = next(x for x in arms if x.size == f["size"] and x.name == f["arm"])
-            lines.append(f"| {f['size']} | {_metric_label(tasks, f['task'])} | {f['arm']} | {_cell(a.floors[f['task']])} | "
-                         f"{_cell(a.metrics[f['task']])} | {f['difference']:+.3f} [{f['low']:+.3f}, {f['high']:+.3f}] | "
+            if f["task"] == MLM:
+                floor_cell, pre = f"{f['reference']:.3f} (always “{f['word']}”)", _cell(a.mlm["top1"])
+            else:
+                floor_cell, pre = f"{_cell(a.floors[f['task']])} (random init)", _cell(a.metrics[f["task"]])
+            lines.append(f"| {_start(cfg, a)} | {_metric_label(tasks, f['task'])} | {f['arm']} | {floor_cell} | "
+                         f"{pre} | {f['difference']:+.3f} [{f['low']:+.3f}, {f['high']:+.3f}] | "
                          f"{'yes' if f['beats_floor'] else '**no**'} |")
     if rankings:
         lines += ["", "## Do the sizes agree?", ""] + [f"- {r['sentence']}" for r in rankings]
@@ -829,7 +881,7 @@ def _versions_line() -> str:
 
 
 def plot(cfg: AblationConfig, tasks: dict, arms: list[ArmResult], comparisons: list[dict], names: list[str],
-         path: Path) -> Path:
+         path: Path, mlm_floors: Sequence[dict] = ()) -> Path:
     """One row per size, one panel per metric: mean ± std bars, each seed a dot, the floor a dashed
     line, and each candidate's verdict above its bar."""
     import matplotlib
@@ -851,9 +903,11 @@ def plot(cfg: AblationConfig, tasks: dict, arms: list[ArmResult], comparisons: l
                 ax.bar(x, s.mean, 0.6, yerr=s.std or 0, capsize=4, color=colors[x % len(colors)], alpha=0.85)
                 ax.plot([x] * len(s.values), s.values, "k.", ms=5)
                 top = max(top, s.mean + (s.std or 0), *s.values)
-                if k != MLM and k in a.floors:
-                    fl = a.floors[k]["mean"]
-                    ax.plot([x - 0.35, x + 0.35], [fl, fl], "k--", lw=1.2, label="floor (random init)" if x == 0 else None)
+                wf = next((f for f in mlm_floors if f["size"] == size and f["arm"] == n), None) if k == MLM else None
+                if wf is not None or (k != MLM and k in a.floors):
+                    fl = wf["reference"] if wf is not None else a.floors[k]["mean"]
+                    label = (f"always “{wf['word']}”" if wf is not None else "floor (random init)") if x == 0 else None
+                    ax.plot([x - 0.35, x + 0.35], [fl, fl], "k--", lw=1.2, label=label)
                     top = max(top, fl)
                 c = next((c for c in comparisons if c["size"] == size and c["task"] == k and c["candidate_arm"] == n), None)
                 if c is not None:
@@ -862,7 +916,7 @@ def plot(cfg: AblationConfig, tasks: dict, arms: list[ArmResult], comparisons: l
             ax.set_xticks(range(len(names)), names, rotation=15, fontsize=8)
             ax.set_ylim(0, min(1.0, top * 1.25))
             ax.set_title(f"{_metric_label(tasks, k)} · {size}", fontsize=9)
-            if k != MLM and cfg.floor and j == 1:
+            if (k == MLM and mlm_floors) or (k != MLM and cfg.floor and j == 1):
                 ax.legend(fontsize=7, loc="best")
     fig.suptitle(f"{cfg.budget} steps × {cfg.batch_size} × {cfg.seq_len} per arm; mean ± std over seeds "
                  f"(verdicts vs {names[0]}: {cfg.confidence:.0%} paired bootstrap)", fontsize=9)
@@ -946,27 +1000,28 @@ def run_ablation(cfg: AblationConfig, out: str | os.PathLike[str], progress: boo
                  "metric": head.metric, "n_test": len(loaded[t].test)} for t, (spec, kind, head) in objs.items()}
     timings_file = out / "timings.json"
     timings = _read_json(timings_file) if timings_file.is_file() else {}
-    ctx = _Context(cfg, out, train, held, chars, samples, loaded, objs, progress, timings)
+    ctx = _Context(cfg, out, train, held, chars, samples, loaded, objs, progress, timings, word_floor(train, samples))
     legs = plan_legs(cfg, dict(zip(tokenizers, leg_names(tokenizers))))
     names = [leg.name for leg in legs]
     try:
         arms = [run_arm(ctx, size, leg) for size in cfg.sizes for leg in legs]
     finally:
         _write_json(timings_file, timings)
-    comparisons, floors, rankings = compute_statistics(ctx, arms, legs)
-    sentences = verdict_sentences(cfg, tasks, comparisons, floors, rankings, arms)
-    md = format_report(cfg, tasks, arms, comparisons, floors, rankings, sentences, names, out)
+    comparisons, floors, rankings, mlm_floors = compute_statistics(ctx, arms, legs)
+    sentences = verdict_sentences(cfg, tasks, comparisons, floors, rankings, arms, mlm_floors)
+    md = format_report(cfg, tasks, arms, comparisons, floors, rankings, sentences, names, out, mlm_floors)
     with atomic_file(out / "ablation.md", force=True) as tmp:
         tmp.write_text(md, encoding="utf-8")
     _write_json(out / "ablation.json", {
         "recipe": cfg.recipe(), "tokenizers": list(cfg.tokenizers), "reference": names[0],
         "command": cfg.command(out), "versions": _versions_line(), "tasks": tasks,
-        "arms": [asdict(a) for a in arms], "comparisons": comparisons, "floors": floors, "rankings": rankings,
+        "arms": [asdict(a) for a in arms], "comparisons": comparisons, "floors": floors, "mlm_floors": mlm_floors,
+        "rankings": rankings,
         "verdicts": sentences,
     })
-    png = plot(cfg, tasks, arms, comparisons, names, out / "ablation.png")
+    png = plot(cfg, tasks, arms, comparisons, names, out / "ablation.png", mlm_floors)
     return AblationReport(cfg, arms, tasks, comparisons, floors, rankings, sentences, md, out / "ablation.md",
-                          out / "ablation.json", png)
+                          out / "ablation.json", png, mlm_floors)
 
 
 from biotok_train._verbs import make_verb  # noqa: E402

@@ -155,6 +155,9 @@ def test_report_from_finished_runs(tmp_path, sample_corpus, tiny_unigram, tiny_w
     flags = {(f["size"], f["arm"]): f["beats_floor"] for f in report.floors}
     assert flags == {("tiny", ref): True, ("tiny", cand): False, ("small", ref): True, ("small", cand): True}
     md = report.markdown
+    assert {(f["size"], f["arm"]) for f in report.mlm_floors} == {(s, n) for s in ("tiny", "small") for n in (ref, cand)}
+    word = report.mlm_floors[0]["word"]
+    assert word and f"always “{word}”" in md and all(f["word"] == word for f in report.mlm_floors)
     assert "⚠ not above floor" in md and "too small to judge the vocabularies" in md
     assert f"{cand} is better than {ref}" in md and "**better**" in md
     assert any("Kendall τ" in r["sentence"] for r in report.rankings) and "## Do the sizes agree?" in md
@@ -319,3 +322,20 @@ def test_a_recipe_saved_before_an_option_existed_still_resumes():
     based = AblationConfig(tokenizers=("a",), corpus=("c",), budget=50, arms=("continual",), base="m").recipe()
     assert not same_recipe(old, based)  # a new option away from its default is another recipe
     assert not same_recipe({**new, "gone": 1}, new)
+
+
+def test_word_floor_is_the_most_frequent_word(tmp_path):
+    """The masked-word floor answers the pretraining text's most frequent word (ties: first in
+    alphabetical order); a hit is an exact match of the held-out word."""
+    from biotok_train.ablate import word_floor
+    from biotok_train.evaluate.masked_words import sample_words
+
+    train = tmp_path / "train.txt"
+    train.write_text("le patient de la ville de Paris\nde novo, la fièvre de\n", encoding="utf-8")
+    samples = sample_words(["la fièvre de la patiente", "De la ville"], 20, seed=0)
+    word, hits = word_floor(train, samples)
+    assert word == "de"
+    assert [s.text[s.start:s.end] for s, h in zip(samples, hits) if h] == ["de"]  # "De" is another word
+    assert len(hits) == len(samples) == 8
+    (tmp_path / "empty.txt").write_text("12 34\n", encoding="utf-8")
+    assert word_floor(tmp_path / "empty.txt", samples) == ("", (0.0,) * 8)
