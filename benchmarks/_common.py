@@ -170,7 +170,20 @@ def ablation_readme(title: str, script: str, setup: str, report, out: Path) -> s
                 lines.append(f"- {len(beat)} of {len(fl)} pretrained arms beat their random-init floor on {t['name']}"
                              + (f" ({', '.join(beat)})" if beat else "")
                              + ": at this budget the arms' differences on that task are not evidence about the "
-                               "vocabularies; the masked-word accuracy is the informative column.")
+                               "vocabularies.")
+    all_floors = [*report.mlm_floors, *report.floors]
+    beaten = sum(f["beats_floor"] for f in all_floors)
+    if all_floors and beaten == len(all_floors):
+        verdict = ("every pretrained arm beats every floor, so the verdicts below compare arms that learned "
+                   "something; their intervals say how sure each one is.")
+    elif all_floors and beaten == 0:
+        verdict = ("no pretrained arm beats any floor (random-init fine-tuning, always answering the most frequent "
+                   "word): nothing in this run is evidence about the vocabularies or the arms, and the report "
+                   "says so instead of ranking noise. The budget must grow (a GPU run) before it can decide.")
+    else:
+        verdict = (f"{beaten} of {len(all_floors)} arm-floor checks pass: trust only the verdicts on the "
+                   "metrics whose arms beat their floors.")
+    lines += ["", f"**In one line**: {verdict}"]
     lines += ["", "## Verdicts (as in ablation.md)", ""] + [f"- {s}" for s in report.sentences]
     lines += ["", "Budgets, characters seen, floors and intervals: [ablation.md](ablation.md); every number: "
               "`ablation.json`.", ""]
