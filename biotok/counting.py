@@ -99,12 +99,17 @@ class _Partial:
 _NORMALIZER = None  # the worker's normalizer, built once per process by _init
 
 
-def _exit_with_parent() -> None:
-    """A worker whose parent is gone (killed with SIGKILL) exits instead of waiting for work forever."""
+def _exit_with_parent(parent: int) -> None:
+    """A worker whose parent is gone (killed with SIGKILL) exits instead of waiting for work forever.
+
+    ``parent`` is the pool's process id as the parent saw it: a worker still starting when its
+    parent is killed is already orphaned here, so ``os.getppid()`` at this point would not do.
+    """
     import threading
     import time
 
-    parent = os.getppid()
+    if os.getppid() != parent:
+        os._exit(1)
 
     def watch() -> None:
         while os.getppid() == parent:
@@ -114,13 +119,15 @@ def _exit_with_parent() -> None:
     threading.Thread(target=watch, name="biotok-parent-watch", daemon=True).start()
 
 
-def _init(normalize: dict | None, worker: bool = False) -> None:
+def _init(normalize: dict | None, parent: int | None = None) -> None:
+    """A process's normalizer; in a pool worker (``parent``: the pool's pid) also ignore Ctrl-C
+    (it reaches the whole process group: the parent alone handles it) and exit with the parent."""
     global _NORMALIZER
-    if worker:  # Ctrl-C reaches the whole process group: the parent alone handles it
+    if parent is not None:
         import signal
 
         signal.signal(signal.SIGINT, signal.SIG_IGN)
-        _exit_with_parent()
+        _exit_with_parent(parent)
     from biotok.config import NormalizeConfig
     from biotok.normalize import build_normalizer
 
@@ -156,6 +163,26 @@ def _count_range(path: str, jsonl: bool, field_name: str | None, start: int, end
                 texts, size = [], 0
     part.add_texts(texts, _NORMALIZER)
     return part
+
+
+def _ready() -> None:
+    """A task that only makes the pool start a worker."""
+
+
+def _start_workers(pool, n: int) -> None:
+    """Start every worker with Ctrl-C and SIGTERM held back: a signal that cut a spawn in half
+    would leave a half-started worker printing a traceback (its start data never sent). Once
+    started, a worker has its data and exits with its parent (see _exit_with_parent)."""
+    import signal
+
+    mask = getattr(signal, "pthread_sigmask", None)  # not on Windows: nothing to hold back there
+    old = mask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM}) if mask else None
+    try:
+        for _ in range(n):  # each submit spawns one more worker while none is idle
+            pool.submit(_ready)
+    finally:
+        if mask:
+            mask(signal.SIG_SETMASK, old)
 
 
 def _count_texts(texts: list[str]) -> _Partial:
@@ -275,7 +302,8 @@ def count_corpus(
         # spawn: a clean interpreter per worker, whatever threads this process runs (tokenizers'
         # thread pool, tqdm) and on every OS alike
         pool = ProcessPoolExecutor(n, mp_context=multiprocessing.get_context("spawn"),
-                                   initializer=_init, initargs=(norm, True))
+                                   initializer=_init, initargs=(norm, os.getpid()))
+        _start_workers(pool, n)
     result = CorpusCounts(Counter())
     bar = None
     if progress:

@@ -188,3 +188,16 @@ def test_long_lines_count_the_same_on_any_worker(tmp_path):
     assert one.counts == two.counts == Counter(["début", "fin", *words] + ["court"] * 50)
     assert one.split_lines == two.split_lines == 1
     assert one.stats() == two.stats()
+
+
+def test_a_worker_orphaned_before_it_started_exits_at_once():
+    """A pool worker still starting when its parent is SIGKILLed is orphaned before its initializer
+    runs: it compares with the pid the parent gave it, not with whatever os.getppid() says then."""
+    import subprocess
+    import sys
+
+    code = ("import os; from biotok.counting import _exit_with_parent; "
+            "_exit_with_parent(os.getppid()); print('watching', flush=True); "
+            "_exit_with_parent(os.getppid() + 1_000_000); print('still here')")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert res.returncode == 1 and res.stdout == "watching\n"
