@@ -188,3 +188,34 @@ def ablation_readme(title: str, script: str, setup: str, report, out: Path) -> s
     lines += ["", "Budgets, characters seen, floors and intervals: [ablation.md](ablation.md); every number: "
               "`ablation.json`.", ""]
     return "\n".join(lines)
+
+
+def run_published_ablation(cfg, work: Path, tok: Path, slug: str, title: str, doc: str, quick: bool):
+    """Run (or resume) a published CPU ablation whose candidate vocabulary ``tok`` is a biotok
+    Unigram_L of 8,000 pieces trained on the ablation's own pretraining split, then (unless
+    ``quick``) copy its report to docs/results/SLUG/ with a README written from the numbers."""
+    import shutil
+
+    from biotok import TrainConfig, train_tokenizer
+    from biotok.config import NormalizeConfig
+    from biotok_train.ablate import run_ablation, split_corpus
+
+    out = work / "run"
+    # the split the ablation will use: the tokenizer never sees a held-out line
+    train, _, _ = split_corpus(cfg, out)
+    if not (tok / "tokenizer.json").is_file():
+        tcfg = TrainConfig(algo="unigram", vocab_size=8000, normalize=NormalizeConfig(lowercase=True))
+        print(train_tokenizer([train], tcfg, tok, force=True).summary(), file=sys.stderr)
+    # the ablation (resumable: a rerun reuses every finished part)
+    report = run_ablation(cfg, out, progress=False)
+    if not quick:
+        dest = REPO / "docs" / "results" / slug
+        dest.mkdir(parents=True, exist_ok=True)
+        for name in ("ablation.md", "ablation.json", "ablation.png", "config.json"):
+            shutil.copyfile(out / name, dest / name)
+        setup = "Setup: " + " ".join(doc.split("Phases: ", 1)[1].split("\n"))
+        text = ablation_readme(title, f"{slug.replace('-', '_')}.py", setup, report, out)
+        (dest / "README.md").write_text(text, encoding="utf-8")
+        print(f"wrote {dest}", file=sys.stderr)
+    print("\n".join(report.sentences))
+    return report

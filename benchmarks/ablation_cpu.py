@@ -16,16 +16,14 @@ from __future__ import annotations
 
 import argparse
 import logging
-import shutil
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import CACHE, DATA, REPO, ablation_readme, require_data  # noqa: E402
+from _common import CACHE, DATA, require_data, run_published_ablation  # noqa: E402
 
 PAMJ = DATA / "corpora" / "e3c-fr" / "layer3_fr_pamj_ccby.jsonl.xz"
 CAMEMBERTA = DATA / "tokenizers" / "camemberta-base"
-PUBLISHED = ("ablation.md", "ablation.json", "ablation.png", "config.json")
 
 
 def recipe(tokenizer: Path, quick: bool):
@@ -48,32 +46,11 @@ def main() -> None:
     args = ap.parse_args()
     require_data()
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", stream=sys.stderr)
-    from biotok import TrainConfig, train_tokenizer
-    from biotok.config import NormalizeConfig
-    from biotok_train.ablate import run_ablation, split_corpus
-
     work = CACHE / ("ablation_cpu_quick" if args.quick else "ablation_cpu")
-    out, tok = work / "run", work / "Unigram_L-8k"
-    cfg0 = recipe(tok, args.quick)
-    # (1) the split the ablation will use: the tokenizer never sees a held-out line
-    train, _, _ = split_corpus(cfg0, out)
-    # (2) the candidate vocabulary
-    if not (tok / "tokenizer.json").is_file():
-        tcfg = TrainConfig(algo="unigram", vocab_size=8000, normalize=NormalizeConfig(lowercase=True))
-        print(train_tokenizer([train], tcfg, tok, force=True).summary(), file=sys.stderr)
-    # (3) the ablation (resumable: a rerun reuses every finished part)
-    report = run_ablation(cfg0, out, progress=False)
-    # (4) publish
-    if not args.quick:
-        dest = REPO / "docs" / "results" / "ablation-cpu"
-        dest.mkdir(parents=True, exist_ok=True)
-        for name in PUBLISHED:
-            shutil.copyfile(out / name, dest / name)
-        setup = "Setup: " + " ".join(__doc__.split("Phases: ", 1)[1].split("\n"))
-        text = ablation_readme('CPU ablation: a biotok Unigram_L vocabulary vs CamemBERTa', 'ablation_cpu.py', setup, report, out)
-        (dest / "README.md").write_text(text, encoding="utf-8")
-        print(f"wrote {dest}", file=sys.stderr)
-    print("\n".join(report.sentences))
+    tok = work / "Unigram_L-8k"
+    run_published_ablation(recipe(tok, args.quick), work, tok, "ablation-cpu",
+                           "CPU ablation: a biotok Unigram_L vocabulary vs CamemBERTa",
+                           __doc__, args.quick)
 
 
 if __name__ == "__main__":

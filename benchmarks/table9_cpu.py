@@ -18,16 +18,14 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import shutil
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import CACHE, DATA, REPO, ablation_readme, require_data  # noqa: E402
+from _common import CACHE, DATA, require_data, run_published_ablation  # noqa: E402
 
 PAMJ = DATA / "corpora" / "e3c-fr" / "layer3_fr_pamj_ccby.jsonl.xz"
 CAMEMBERTA = DATA / "tokenizers" / "camemberta-base"
-PUBLISHED = ("ablation.md", "ablation.json", "ablation.png", "config.json")
 
 
 def recipe(base: Path, tokenizer: Path, quick: bool):
@@ -72,34 +70,13 @@ def main() -> None:
     args = ap.parse_args()
     require_data()
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", stream=sys.stderr)
-    from biotok import TrainConfig, train_tokenizer
-    from biotok.config import NormalizeConfig
-    from biotok_train.ablate import run_ablation, split_corpus
-
     work = CACHE / ("table9_cpu_quick" if args.quick else "table9_cpu")
     work.mkdir(parents=True, exist_ok=True)
-    out, tok = work / "run", work / "Unigram_L-8k"
-    # (1) the general base model
-    base = general_model(work, args.quick)
-    cfg = recipe(base, tok, args.quick)
-    # (2) the split the ablation will use, and the candidate vocabulary trained on its pretraining part
-    train, _, _ = split_corpus(cfg, out)
-    if not (tok / "tokenizer.json").is_file():
-        tcfg = TrainConfig(algo="unigram", vocab_size=8000, normalize=NormalizeConfig(lowercase=True))
-        print(train_tokenizer([train], tcfg, tok, force=True).summary(), file=sys.stderr)
-    # (3) the three arms
-    report = run_ablation(cfg, out, progress=False)
-    # (4) publish
-    if not args.quick:
-        dest = REPO / "docs" / "results" / "table9-cpu"
-        dest.mkdir(parents=True, exist_ok=True)
-        for name in PUBLISHED:
-            shutil.copyfile(out / name, dest / name)
-        setup = "Setup: " + " ".join(__doc__.split("Phases: ", 1)[1].split("\n"))
-        text = ablation_readme("PubMedBERT's Table 9 for French on CPU: scratch, continual or transfer", 'table9_cpu.py', setup, report, out)
-        (dest / "README.md").write_text(text, encoding="utf-8")
-        print(f"wrote {dest}", file=sys.stderr)
-    print("\n".join(report.sentences))
+    tok = work / "Unigram_L-8k"
+    base = general_model(work, args.quick)  # the general base model, then the three arms
+    run_published_ablation(recipe(base, tok, args.quick), work, tok, "table9-cpu",
+                           "PubMedBERT's Table 9 for French on CPU: scratch, continual or transfer",
+                           __doc__, args.quick)
 
 
 if __name__ == "__main__":

@@ -588,7 +588,7 @@ def run_arm(ctx: _Context, size: str, leg: Leg) -> ArmResult:
         floor_models = {p: _random_init(ctx, leg, p) if based else _random_model(data.path, size, p, fdir / f"p{p}" / "model")
                         for p in cfg.pretrain_seeds}
         for task in cfg.tasks:
-            runs = _runs(ctx, task, fdir, floor_models, f"{size}/{fdir.name if based else name + '/floor'}")
+            runs = _runs(ctx, task, fdir, floor_models, str(fdir.relative_to(ctx.out / "arms")))
             floors[task] = S.summarize_seeds([r["score"] for r in runs.values()]).to_dict()
     tokens = int(round(sum(v["tokens_seen"] for v in pre.values()) / len(pre)))
     cpt = ctx.train_chars / max(1, data.num_tokens)
@@ -642,10 +642,14 @@ def _load_runs(base: Path, cfg: AblationConfig, task: str) -> dict[str, dict]:
             for p in cfg.pretrain_seeds for f in cfg.seeds}
 
 
+def _ranks(out: Path, cfg: AblationConfig, size: str, name: str) -> dict[int, list[int]]:
+    """An arm's rank of each held-out word (-1: not scored), per pretraining seed."""
+    return {p: _read_json(out / "arms" / size / name / f"p{p}" / "mlm.json")["ranks"] for p in cfg.pretrain_seeds}
+
+
 def _mlm_rows(out: Path, cfg: AblationConfig, size: str, ref: str, cand: str):
     """Top-1 hits per held-out word scored by both arms, per pretraining seed."""
-    r = {p: _read_json(out / "arms" / size / ref / f"p{p}" / "mlm.json")["ranks"] for p in cfg.pretrain_seeds}
-    c = {p: _read_json(out / "arms" / size / cand / f"p{p}" / "mlm.json")["ranks"] for p in cfg.pretrain_seeds}
+    r, c = _ranks(out, cfg, size, ref), _ranks(out, cfg, size, cand)
     first = cfg.pretrain_seeds[0]
     both = [i for i, (a, b) in enumerate(zip(r[first], c[first])) if a >= 0 and b >= 0]
     hit = lambda ranks: S.accuracy_stats([float(ranks[i] == 1) for i in both])  # noqa: E731
@@ -661,9 +665,8 @@ def _bootstrap(ref_by_run: dict, cand_by_run: dict, metric, cfg: AblationConfig,
 
 def _mlm_floor_rows(out: Path, cfg: AblationConfig, size: str, name: str, hits: Sequence[float]):
     """Top-1 hits of an arm and of the word floor on the words the arm could score, per seed."""
-    r = {p: _read_json(out / "arms" / size / name / f"p{p}" / "mlm.json")["ranks"] for p in cfg.pretrain_seeds}
-    first = cfg.pretrain_seeds[0]
-    words = [i for i, k in enumerate(r[first]) if k >= 0]
+    r = _ranks(out, cfg, size, name)
+    words = [i for i, k in enumerate(r[cfg.pretrain_seeds[0]]) if k >= 0]
     arm = {str(p): S.accuracy_stats([float(r[p][i] == 1) for i in words]) for p in r}
     return {str(p): S.accuracy_stats([hits[i] for i in words]) for p in r}, arm
 
