@@ -217,7 +217,8 @@ def measure(toks: dict, order: list[str], paths: dict[str, Path], fig: Path) -> 
     tok_list = [toks[n] for n in order]
     for key, label in (("heldout_quaero", "QUAERO test"), ("heldout_e3c", "E3C clinical cases (held out)")):
         lines = paths[key].read_text(encoding="utf-8").splitlines()
-        rep = build_report(tok_list, lines, fig / key, force=True, corpus_label=label)
+        # no report.html here: it would embed the reference tokenizers' vocabularies (and ~4 MB each)
+        rep = build_report(tok_list, lines, fig / key, force=True, corpus_label=label, html=False)
         res["heldout"][key]["metrics"] = {
             r.name: {**{k: v for k, v in r.as_dict().items() if isinstance(v, (int, float))}, "relative_length": rel}
             for r, rel in zip(rep.comparison.results, rep.comparison.relative_length)
