@@ -37,6 +37,7 @@ class NormalizeConfig:
     space_punctuation: bool = True
     lowercase: bool = False
     strip_accents: bool = False
+    whitespace: bool = True  # every Unicode whitespace separates words (kept by raw(): training reads lines)
 
     def __post_init__(self) -> None:
         if self.unicode not in ("NFKC", "NFC", "none"):
@@ -70,6 +71,7 @@ class NormalizeConfig:
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "NormalizeConfig":
         known = {f.name for f in fields(cls)}
+        d = {"whitespace": False, **d}  # recorded before the switch existed: it was not applied
         return cls(**{k: v for k, v in d.items() if k in known})
 
 

@@ -26,10 +26,21 @@ def _span(first: int, last: int) -> list[int]:
     return list(range(first, last + 1))
 
 
-# --- 1. characters removed: C0/C1 controls (but tab, LF, CR), zero-width, BOM, soft hyphen --
+# --- 0. whitespace: every Unicode whitespace character (str.isspace) separates words ----------
+WHITESPACE_CHARS = [
+    *_span(0x09, 0x0D), *_span(0x1C, 0x20), 0x85, 0xA0, 0x1680, *_span(0x2000, 0x200A),
+    0x2028, 0x2029, 0x202F, 0x205F, 0x3000,
+]
+_WS = f"(?:{_alternation(WHITESPACE_CHARS)})"
+# a run of two or more, or one that is not a plain space, becomes one space (SentencePiece's
+# own normalization does the same); leading and trailing whitespace is then stripped
+WHITESPACE = f"{_WS}{{2,}}|{_alternation([c for c in WHITESPACE_CHARS if c != 0x20])}"
+
+# --- 1. characters removed: C0/C1 controls (but whitespace), zero-width, bidi, BOM, soft hyphen
 CONTROL_CHARS = [
-    *_span(0x00, 0x08), 0x0B, 0x0C, *_span(0x0E, 0x1F), *_span(0x7F, 0x9F), 0xAD,
-    *_span(0x200B, 0x200F), *_span(0x2060, 0x2064), 0xFEFF,
+    *_span(0x00, 0x08), *_span(0x0E, 0x1B), 0x7F, *_span(0x80, 0x84), *_span(0x86, 0x9F), 0xAD,
+    *_span(0x200B, 0x200F), *_span(0x202A, 0x202E), *_span(0x2060, 0x2064), *_span(0x2066, 0x2069),
+    0xFEFF,
 ]
 CONTROL = _alternation(CONTROL_CHARS)
 
@@ -100,6 +111,7 @@ class _Compiled:
     control: regex.Pattern[str]
     exponent: regex.Pattern[str]
     folds: tuple[tuple[regex.Pattern[str], str], ...]
+    whitespace: regex.Pattern[str]
     spacing: regex.Pattern[str]
 
 
@@ -109,6 +121,7 @@ def _compiled() -> _Compiled:
         control=regex.compile(CONTROL),
         exponent=regex.compile(EXPONENT),
         folds=tuple((regex.compile(p), r) for p, r in FOLDS),
+        whitespace=regex.compile(WHITESPACE),
         spacing=regex.compile(SPACING_PATTERN),
     )
 
@@ -148,6 +161,8 @@ def normalize(text: str, config: NormalizeConfig | None = None) -> str:
         text = _lower(text)
     if cfg.strip_accents:
         text = _strip_accents(text)
+    if cfg.whitespace:
+        text = c.whitespace.sub(" ", text).strip(" ")
     if cfg.space_punctuation:
         text = c.spacing.sub(" ", text)
     return text
@@ -172,6 +187,8 @@ def normalizer_steps(config: NormalizeConfig | None = None) -> list:
         steps.append(normalizers.Lowercase())
     if cfg.strip_accents:
         steps.extend([normalizers.NFD(), normalizers.StripAccents(), normalizers.NFC()])
+    if cfg.whitespace:
+        steps.extend([normalizers.Replace(Regex(WHITESPACE), " "), normalizers.Strip()])
     if cfg.space_punctuation:
         steps.append(normalizers.Replace(Regex(SPACING_PATTERN), " "))
     return steps

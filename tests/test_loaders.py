@@ -225,3 +225,20 @@ def test_lowercase_read_from_the_normalizer(tmp_path: Path, toks: Path) -> None:
     (tmp_path / "tokenizer.json").write_text(
         wordpiece_from_vocab({"[UNK]": 0, "a": 1}, lowercase=True).to_str(), encoding="utf-8")
     assert load_any(tmp_path / "tokenizer.json").lowercase is True
+
+
+def test_saved_padding_and_truncation_are_switched_off(tmp_path: Path, tiny_wordpiece: Path) -> None:
+    """sentence-transformers models save padding to 128 and truncation in tokenizer.json: loading
+    must measure the tokenizer, not pad every term with [PAD] pieces or cut long texts."""
+    from tokenizers import Tokenizer
+
+    backend = Tokenizer.from_file(str(tiny_wordpiece / "tokenizer.json"))
+    backend.enable_padding(length=128, pad_token="[PAD]", pad_id=backend.token_to_id("[PAD]"))
+    backend.enable_truncation(max_length=4)
+    backend.save(str(tmp_path / "tokenizer.json"))
+    saved = json.loads((tmp_path / "tokenizer.json").read_text())
+    assert saved["padding"] and saved["truncation"]
+    text = "Le patient présente une hypertension artérielle sévère depuis dix ans ."
+    tok, ref = load_any(tmp_path / "tokenizer.json"), load_any(tiny_wordpiece)
+    assert tok.tokenize(text) == ref.tokenize(text)
+    assert "[PAD]" not in tok.tokenize("dose") and len(tok.tokenize(text)) > 4

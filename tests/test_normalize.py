@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import unicodedata
+from dataclasses import replace
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -64,11 +65,39 @@ def test_strip_accents_is_separate_and_off_by_default():
     assert normalize("Hôpital", NormalizeConfig(lowercase=True, strip_accents=True)) == "hopital"
 
 
-def test_raw_config_is_identity():
+def test_raw_config_changes_only_whitespace():
     text = "L’hôpital,\u00a02,5 mg"
-    assert normalize(text, NormalizeConfig.raw()) == text
-    assert build_normalizer(NormalizeConfig.raw()) is None
-    assert normalize(text, NormalizeConfig.raw(lowercase=True)) == text.lower()
+    assert normalize(text, NormalizeConfig.raw()) == "L’hôpital, 2,5 mg"
+    assert normalize(text, NormalizeConfig.raw(lowercase=True)) == "l’hôpital, 2,5 mg"
+    assert build_normalizer(replace(NormalizeConfig.raw(), whitespace=False)) is None
+    assert normalize(text, replace(NormalizeConfig.raw(), whitespace=False)) == text
+
+
+WHITESPACE = [chr(c) for c in range(0x110000) if chr(c).isspace()]
+
+
+@given(st.lists(st.sampled_from(["dose", "L’hôpital", "mg/kg", "(IL-6)", "2,5", "é"]), min_size=1, max_size=6),
+       st.lists(st.text(alphabet=WHITESPACE, min_size=1, max_size=3), min_size=6, max_size=6),
+       st.sampled_from([NormalizeConfig(), NormalizeConfig(lowercase=True), NormalizeConfig.raw()]))
+def test_every_unicode_whitespace_separates_words(words, gaps, cfg):
+    """Any run of Unicode whitespace (tab, line breaks, no-break spaces...) is one word boundary,
+    leading and trailing ones vanish, and the saved normalizer agrees."""
+    text = gaps[0] + "".join(w + g for w, g in zip(words, gaps[1:] + gaps[:1]))
+    spaced = " ".join(words)
+    assert normalize(text, cfg) == normalize(spaced, cfg)
+    assert build_normalizer(cfg).normalize_str(text) == normalize(text, cfg)
+
+
+def test_bidirectional_controls_are_removed():
+    # U+202A-202E embeddings/overrides and U+2066-2069 isolates reorder text invisibly
+    for cp in [*range(0x202A, 0x202F), *range(0x2066, 0x206A)]:
+        assert normalize(f"do{chr(cp)}se") == "dose"
+        assert build_normalizer().normalize_str(f"do{chr(cp)}se") == "dose"
+
+
+def test_old_configs_without_the_whitespace_switch_load_as_recorded():
+    assert NormalizeConfig.from_dict({"lowercase": True}).whitespace is False
+    assert NormalizeConfig.from_dict(NormalizeConfig().to_dict()).whitespace is True
 
 
 def test_nfc_keeps_superscripts():
@@ -150,3 +179,19 @@ def test_offsets_map_back_into_the_original(cfg, text):
             spans = [w.replace("^", "") for w in normalize(text[start:end], cfg).split()]
             assert word.replace("^", "") in spans
         prev_start = start
+
+
+@pytest.mark.parametrize("fixture", ["tiny_unigram", "tiny_wordpiece"])
+def test_a_trained_tokenizer_splits_on_line_breaks_and_tabs(fixture, request):
+    """Clinical documents are full of line breaks and tabs: the word after one keeps its
+    word-start piece, exactly as after a space (biotok and transformers alike)."""
+    from transformers import AutoTokenizer
+
+    from biotok.formats import load
+
+    folder = request.getfixturevalue(fixture)
+    spaced, broken = "ligne un ligne deux puis", "ligne un\nligne deux\tpuis\r\n"
+    assert load(folder).encode(broken).pieces == load(folder).encode(spaced).pieces
+    hf = AutoTokenizer.from_pretrained(str(folder))
+    assert hf.tokenize(broken) == hf.tokenize(spaced)
+    assert hf.unk_token not in hf.tokenize(broken)

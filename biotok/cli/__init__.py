@@ -46,6 +46,29 @@ class BiotokGroup(click.Group):
             help="Show the full traceback of an error, and debug log messages.",
         ))
 
+    def main(self, args: Any = None, prog_name: str | None = None, complete_var: str | None = None,
+             standalone_mode: bool = True, **extra: Any) -> Any:
+        """Click's main, with its usage errors (bad value, missing argument, unknown command) as
+        one ``PROG: error: ...`` line and exit 2, like every other error."""
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, False, **extra)
+        try:
+            code = super().main(args, prog_name, complete_var, False, **extra)
+        except click.exceptions.NoArgsIsHelpError as e:  # a bare group or command: its help
+            e.show()
+            sys.exit(e.exit_code)
+        except click.ClickException as e:
+            ctx = getattr(e, "ctx", None)
+            hint = f" (see '{ctx.command_path} --help')" if ctx is not None else ""
+            message = " ".join(e.format_message().split())
+            click.echo(f"{self.prog_name}: error: {message}{hint}", err=True)
+            sys.exit(2)
+        except click.Abort:
+            click.echo(f"{self.prog_name}: interrupted", err=True)
+            sys.exit(130)
+        # non-standalone click returns the command's value, or the code of an explicit ctx.exit()
+        sys.exit(code if isinstance(code, int) else 0)
+
     def invoke(self, ctx: click.Context) -> Any:
         from biotok.output import as_os_error, os_error_message
 

@@ -6,7 +6,6 @@ Also the HF config readers every other format uses (special tokens by role from
 
 from __future__ import annotations
 
-import gzip
 import json
 import logging
 import os
@@ -15,6 +14,7 @@ from pathlib import Path
 from tokenizers import Tokenizer
 
 from biotok.errors import TokenizerLoadError
+from biotok.io import open_compressed
 from biotok.tokenizer import ROLES, BiotokTokenizer
 
 PathLike = str | os.PathLike[str]
@@ -25,11 +25,8 @@ def read_tokenizer_json(path: PathLike) -> Tokenizer:
     """Parse a tokenizer.json (or .json.gz) with a clear error when it is not one."""
     p = str(path)
     try:
-        if p.endswith(".gz"):
-            with gzip.open(p, "rt", encoding="utf-8") as f:
-                text = f.read()
-        else:
-            text = Path(p).read_text(encoding="utf-8")
+        with open_compressed(p) as f:
+            text = f.read()
     except FileNotFoundError as e:
         raise TokenizerLoadError(f"tokenizer file not found: {p}") from e
     except (OSError, UnicodeDecodeError, EOFError) as e:
@@ -39,10 +36,15 @@ def read_tokenizer_json(path: PathLike) -> Tokenizer:
     except json.JSONDecodeError as e:
         raise TokenizerLoadError(f"{p} is not valid JSON (line {e.lineno}: {e.msg})") from e
     try:
-        return Tokenizer.from_str(text)
+        tok = Tokenizer.from_str(text)
     except Exception as e:  # the Rust parser raises a bare Exception
         first = str(e).splitlines()[0] if str(e) else type(e).__name__
         raise TokenizerLoadError(f"{p} is not a tokenizers tokenizer.json: {first}") from e
+    # Saved padding/truncation (every sentence-transformers model has them) would pad each term
+    # to 128 pieces and cut long texts: biotok measures the tokenizer, never the batch settings.
+    tok.no_padding()
+    tok.no_truncation()
+    return tok
 
 
 def read_json_config(directory: PathLike) -> dict:
