@@ -19,7 +19,6 @@ keeps that text under a budget; docs/training.md gives the measured effect on th
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sys
@@ -30,6 +29,7 @@ from typing import TYPE_CHECKING, Iterable, Sequence, TextIO
 
 from biotok.corpus import STDIN, CorpusFile, CorpusStats, LineError, iter_records, line_pieces, resolve, texts_of
 from biotok.errors import CorpusError
+from biotok.io import sha256_file
 
 if TYPE_CHECKING:
     from biotok.config import NormalizeConfig
@@ -63,6 +63,30 @@ class CorpusCounts:
         """The corpus statistics recorded in biotok.json (same keys as ``CorpusStats.as_dict``)."""
         return {"lines": self.lines, "words": self.words, "characters": self.characters,
                 "split_lines": self.split_lines, "files": self.files}
+
+
+MAX_WORKERS = 1024  # beyond any machine biotok runs on: a typo, refused before any process starts
+
+
+def usable_workers(asked: int | None) -> int:
+    """``asked`` worker processes, at most one per available core (said in the log when capped).
+
+    A process per requested worker beyond the cores only thrashes; ``--workers 100000`` once
+    spawned over 1,400 processes before the kernel killed unrelated jobs.
+    """
+    from biotok.errors import ConfigError
+
+    cores = default_workers()
+    if asked is None:
+        return cores
+    if not 1 <= asked <= MAX_WORKERS:
+        raise ConfigError(f"--workers must be between 1 and {MAX_WORKERS}, not {asked}")
+    if asked > cores:
+        import logging
+
+        logging.getLogger(__name__).info("--workers %d capped at %d, the cores this process may use", asked, cores)
+        return cores
+    return asked
 
 
 def default_workers() -> int:
@@ -191,14 +215,6 @@ def _count_texts(texts: list[str]) -> _Partial:
     return part
 
 
-def _sha256(path: str) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 def _splittable(cf: CorpusFile) -> bool:
     """A regular, uncompressed file: workers can read byte ranges of it directly."""
     if cf.path == STDIN or not os.path.isfile(cf.path):
@@ -287,11 +303,7 @@ def count_corpus(
     the file and line, the first one in corpus order whatever the worker that found it.
     """
     files = list(corpus) if corpus and isinstance(corpus[0], CorpusFile) else resolve(corpus)  # type: ignore[arg-type]
-    n = workers or default_workers()
-    if n < 1:
-        from biotok.errors import ConfigError
-
-        raise ConfigError(f"workers must be at least 1, not {n}")
+    n = usable_workers(workers)
     norm = normalize.to_dict() if normalize is not None else None
     if n == 1:
         pool = _Inline(norm)
@@ -335,7 +347,7 @@ def count_corpus(
             if errors:
                 break
             if _splittable(cf):
-                hashes[fi] = pool.submit(_sha256, cf.path)
+                hashes[fi] = pool.submit(sha256_file, cf.path)
                 for start, end in line_ranges(cf.path, chunk_bytes):
                     pending.append((fi, start, pool.submit(_count_range, cf.path, cf.jsonl, field_name, start, end)))
                 continue

@@ -102,9 +102,11 @@ LINE = st.lists(
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(lines=st.lists(LINE, min_size=1, max_size=8))
 def test_normalizing_joined_lines_equals_line_by_line(cfg, lines):
-    """The premise of batching: no normalization step works across a newline."""
+    """The premise of batching: no normalization step works across a newline (which the
+    whitespace step turns into a space), so the words of joined lines are the lines' words."""
     norm = build_normalizer(cfg)
-    assert norm.normalize_str("\n".join(lines)) == "\n".join(norm.normalize_str(l) for l in lines)
+    joined = norm.normalize_str("\n".join(lines)).split()
+    assert joined == [w for l in lines for w in norm.normalize_str(l).split()]
 
 
 # --- count files ----------------------------------------------------------------------------------
@@ -201,3 +203,18 @@ def test_a_worker_orphaned_before_it_started_exits_at_once():
             "_exit_with_parent(os.getppid() + 1_000_000); print('still here')")
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert res.returncode == 1 and res.stdout == "watching\n"
+
+
+def test_workers_are_capped_at_the_cores_and_absurd_values_refused(caplog):
+    from biotok.counting import MAX_WORKERS, default_workers, usable_workers
+    from biotok.errors import ConfigError
+
+    cores = default_workers()
+    assert usable_workers(None) == cores
+    assert usable_workers(1) == 1
+    with caplog.at_level("INFO", logger="biotok.counting"):
+        assert usable_workers(cores + 7) == cores
+    assert f"capped at {cores}" in caplog.text
+    for bad in (0, -3, MAX_WORKERS + 1, 100_000):
+        with pytest.raises(ConfigError, match=str(bad)):
+            usable_workers(bad)
