@@ -16,14 +16,14 @@ from __future__ import annotations
 
 import json
 import os
-import platform
 from pathlib import Path
 from typing import Any, Iterable
 
 from tokenizers import Tokenizer
 
-from biotok._version import __version__
+from biotok.card import current_command, tokenizer_card, write_card
 from biotok.config import SpecialTokens, TrainConfig
+from biotok.io import versions
 from biotok.output import atomic_directory
 
 MODEL_MAX_LENGTH = 512
@@ -63,19 +63,6 @@ def special_tokens_map(specials: SpecialTokens) -> dict[str, str]:
     return {f"{k}_token": v for k in keys if (v := getattr(specials, k)) is not None}
 
 
-def library_versions() -> dict[str, str]:
-    """Versions recorded in biotok.json (and by the benchmarks) for reproducibility."""
-    import sentencepiece
-    import tokenizers
-
-    return {
-        "biotok": __version__,
-        "tokenizers": tokenizers.__version__,
-        "sentencepiece": sentencepiece.__version__,
-        "python": platform.python_version(),
-    }
-
-
 def _dump(obj: Any) -> str:
     return json.dumps(obj, ensure_ascii=False, indent=2, sort_keys=False) + "\n"
 
@@ -107,10 +94,11 @@ def write_artifact(
             (tmp / name).write_bytes(data)
         meta = {
             "format": "biotok-tokenizer/1",
-            "versions": library_versions(),
+            "versions": versions(),
             "config": config.to_dict(),
             **provenance,
         }
         (tmp / MARKER).write_text(_dump(meta), encoding="utf-8")
+        write_card(tmp, tokenizer_card(Path(out).name, meta, current_command()))
     return Path(out)
 

@@ -190,10 +190,11 @@ def test_an_empty_corpus_is_refused(tmp_path):
         train_tokenizer([p], TrainConfig(vocab_size=100), tmp_path / "o")
 
 
-def test_no_normalize_saves_no_biotok_rules(tmp_path, small_corpus):
+def test_no_normalize_saves_only_the_whitespace_rule(tmp_path, small_corpus):
     cfg = TrainConfig(vocab_size=1000, normalize=NormalizeConfig.raw())
     tok = load(train_tokenizer([small_corpus], cfg, tmp_path / "raw").path)
-    assert tok.backend.normalizer is None
+    steps = json.loads(tok.backend.normalizer.__getstate__())["normalizers"]
+    assert [s["type"] for s in steps] == ["Replace", "Strip"]  # whitespace runs -> one space, ends stripped
     # without punctuation spacing a comma stays glued to its word's pieces
     assert "," not in [p.strip("▁") for p in tok.encode("patient,").pieces[:1]]
 

@@ -8,17 +8,21 @@ exit code 2; ``--debug`` shows the traceback as well. :class:`BiotokGroup` is sh
 from __future__ import annotations
 
 import logging
+import signal
 import sys
+import threading
 import traceback
 from typing import Any
 
 import click
 
 from biotok._version import __version__
+from biotok.card import set_command
 from biotok.cli.compare import compare, report
 from biotok.cli.sweep import cost, sweep
 from biotok.cli.train import count, train
 from biotok.errors import BiotokError
+from biotok.output import as_os_error, os_error_message
 
 _DEBUG_KEY = "biotok.debug"
 _LOGGERS = ("biotok", "biotok_train")
@@ -52,6 +56,7 @@ class BiotokGroup(click.Group):
         one ``PROG: error: ...`` line and exit 2, like every other error."""
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, False, **extra)
+        set_command(self.prog_name, args)  # quoted by the model cards of what this run writes
         try:
             code = super().main(args, prog_name, complete_var, False, **extra)
         except click.exceptions.NoArgsIsHelpError as e:  # a bare group or command: its help
@@ -70,8 +75,6 @@ class BiotokGroup(click.Group):
         sys.exit(code if isinstance(code, int) else 0)
 
     def invoke(self, ctx: click.Context) -> Any:
-        from biotok.output import as_os_error, os_error_message
-
         debug = bool(ctx.meta.get(_DEBUG_KEY))
         handler = _log_to_stderr(debug)
         previous = _catch_sigterm()
@@ -113,9 +116,6 @@ def _on_sigterm(signum, frame) -> None:
 def _catch_sigterm():
     """Turn SIGTERM into :class:`Terminated` while a command runs (main thread only); returns the
     previous handler, or None when it could not be installed."""
-    import signal
-    import threading
-
     if threading.current_thread() is not threading.main_thread():
         return None
     try:
@@ -126,8 +126,6 @@ def _catch_sigterm():
 
 def _restore_sigterm(previous) -> None:
     if previous is not None:
-        import signal
-
         signal.signal(signal.SIGTERM, previous)
 
 

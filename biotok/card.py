@@ -1,0 +1,147 @@
+"""Model cards: the README.md that every biotok output folder carries, as on the Hugging Face Hub.
+
+A card is YAML front matter (the Hub's metadata: language, license, tags, base model, datasets,
+library, pipeline) and markdown sections: what the folder is, how it was made (the exact command,
+the corpus files with their sha256), what it scores, how to load it. Same inputs give the same
+bytes: nothing time- or machine-dependent goes in (training time stays in the JSON provenance).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import sys
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+CARD = "README.md"
+
+# The command line of the CLI invocation being run (set by biotok.cli's group), None from Python.
+_COMMAND: ContextVar[str | None] = ContextVar("biotok_command", default=None)
+
+
+def set_command(prog: str, args: Sequence[str] | None) -> None:
+    """Record the command line being run (the CLI calls this; the card quotes it)."""
+    _COMMAND.set(" ".join([prog, shlex.join(list(sys.argv[1:] if args is None else args))]).strip())
+
+
+def current_command() -> str | None:
+    """The command line that is running, as typed (None when called from Python)."""
+    return _COMMAND.get()
+
+
+@dataclass(frozen=True)
+class ModelCard:
+    """A model card: Hub metadata (front matter) and markdown sections, rendered by :meth:`render`."""
+
+    title: str
+    summary: str
+    metadata: Mapping[str, Any] = field(default_factory=dict)  # language, license, tags, base_model, ...
+    sections: Sequence[tuple[str, str]] = ()  # (heading, markdown body)
+
+    def render(self) -> str:
+        parts = ["---", *_yaml(self.metadata), "---", "", f"# {self.title}", "", self.summary.strip(), ""]
+        for heading, body in self.sections:
+            if body.strip():
+                parts += [f"## {heading}", "", body.strip(), ""]
+        return "\n".join(parts)
+
+
+def _scalar(value: Any) -> str:
+    # JSON strings, numbers, booleans and null are valid YAML scalars, quoted where needed
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _yaml(metadata: Mapping[str, Any]) -> list[str]:
+    """Front matter lines: scalars and lists of scalars (empty values left out, order kept)."""
+    lines: list[str] = []
+    for key, value in metadata.items():
+        if value is None or value == [] or value == ():
+            continue
+        if isinstance(value, (list, tuple)):
+            lines.append(f"{key}:")
+            lines.extend(f"- {_scalar(v)}" for v in value)
+        else:
+            lines.append(f"{key}: {_scalar(value)}")
+    return lines
+
+
+def write_card(folder: str | os.PathLike[str], card: ModelCard) -> Path:
+    """Write ``card`` as ``folder/README.md`` (the folder is a temporary one being filled)."""
+    path = Path(folder) / CARD
+    path.write_text(card.render(), encoding="utf-8")
+    return path
+
+
+def parse_front_matter(text: str) -> dict:
+    """The metadata of a card's front matter (huggingface_hub's parser when installed, else PyYAML)."""
+    try:
+        # lazy: huggingface_hub's client (requests, 100+ ms) only when a card is parsed
+        from huggingface_hub import ModelCard as HubCard
+
+        return HubCard(text, ignore_metadata_errors=False).data.to_dict()
+    except ImportError:  # pragma: no cover - huggingface_hub is a core dependency
+        import yaml  # lazy: the fallback parser, only without huggingface_hub
+
+        return yaml.safe_load(text.split("---\n")[1]) or {}
+
+
+def command_section(command: str | None) -> str:
+    """How the folder was made: the exact command, or a note that it came from the Python API."""
+    if command:
+        return f"```bash\n{command}\n```"
+    return "Made with the Python API (no command line recorded)."
+
+
+def files_table(files: Sequence[Mapping[str, Any]]) -> str:
+    """Markdown table of corpus files: name, bytes, lines, sha256 (the full path is in the JSON)."""
+    if not files:
+        return ""
+    rows = ["| file | bytes | lines | sha256 |", "|---|---:|---:|---|"]
+    for f in files:
+        rows.append(f"| `{Path(str(f.get('path') or '-')).name}` | {_count(f.get('bytes'))} | "
+                    f"{_count(f.get('lines'))} | `{f.get('sha256') or '-'}` |")
+    return "\n".join(rows)
+
+
+def _count(n: Any) -> str:
+    return f"{n:,}" if isinstance(n, int) else "-"
+
+
+def versions_line(versions: Mapping[str, str]) -> str:
+    return ", ".join(f"{k} {v}" for k, v in versions.items())
+
+
+def tokenizer_card(name: str, meta: Mapping[str, Any], command: str | None = None) -> ModelCard:
+    """The card of a biotok tokenizer artifact, from its biotok.json provenance ``meta``."""
+    cfg = meta.get("config", {})
+    norm = cfg.get("normalize", {})
+    corpus = meta.get("corpus", {})
+    algo, backend = cfg.get("algo", "?"), cfg.get("backend", "?")
+    switches = ", ".join(f"{k}={v}" for k, v in norm.items()) or "none"
+    made = "\n".join([
+        f"- algorithm: **{algo}** (trained with {backend}), {_count(meta.get('vocab_size', cfg.get('vocab_size')))} pieces, seed {cfg.get('seed')}",
+        f"- normalization (saved inside tokenizer.json): {switches}",
+        f"- corpus: {_count(corpus.get('lines'))} lines, {_count(corpus.get('words'))} words, "
+        f"{_count(corpus.get('characters'))} characters",
+        f"- versions: {versions_line(meta.get('versions', {}))}",
+    ])
+    usage = ("```python\nfrom transformers import AutoTokenizer\n"
+             f"tok = AutoTokenizer.from_pretrained(\"{name}\")\n"
+             "tok.tokenize(\"L’hôpital, 2,5 mg/kg d’acétyltransférase.\")\n```")
+    return ModelCard(
+        title=f"{name}: a biotok {algo} tokenizer",
+        summary=("A biomedical vocabulary trained with biotok. "
+                 "It loads without biotok: `transformers.AutoTokenizer.from_pretrained` on this folder "
+                 "normalizes exactly as biotok does."),
+        metadata={"library_name": "transformers", "tags": ["biotok", "tokenizer", algo, backend, "biomedical"]},
+        sections=[("How it was made", made), ("Command", command_section(command)),
+                  ("Corpus files", files_table(corpus.get("files", []))), ("Usage", usage)],
+    )
+
+
+__all__ = ["CARD", "ModelCard", "command_section", "current_command", "files_table", "parse_front_matter",
+           "set_command", "tokenizer_card", "versions_line", "write_card"]
