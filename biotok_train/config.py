@@ -10,6 +10,8 @@ neither torch nor transformers: ``biotok-train --help`` and
 from __future__ import annotations
 
 import dataclasses
+import json
+import os
 from dataclasses import dataclass
 
 from biotok.errors import ConfigError
@@ -47,20 +49,31 @@ def _at_least(config: object, names: tuple[str, ...], low: int) -> None:
         _check(getattr(config, name) >= low, f"--{name.replace('_', '-')} must be at least {low}")
 
 
+# The learning rate and warm-up of a run whose OptimConfig leaves them None (see OptimConfig.lr).
+PRETRAIN_LR = 5e-4
+ELECTRA_BASE_LR = 2e-4  # the ELECTRA paper's base learning rate
+PRETRAIN_WARMUP = 0.06
+FINETUNE_LR = 5e-5
+FINETUNE_WARMUP = 0.1
+
+
 @dataclass(frozen=True)
 class OptimConfig:
-    """The one optimizer + schedule policy of pretraining and fine-tuning (see :mod:`biotok_train.optim`).
+    """The one optimizer + schedule policy of pretraining and fine-tuning (see :mod:`biotok_train.optim`),
+    the ``optim`` field of :class:`PretrainConfig` and :class:`FinetuneConfig`.
 
-    ``warmup`` below 1 is a fraction of the steps, otherwise a number of steps; biases and
-    LayerNorm weights never get weight decay. ``layer_decay`` below 1: layer-wise learning-rate
-    decay (ELECTRA, ELECTRAMed): layer ``l`` of ``L`` (embeddings 0, the head ``L + 1``) gets
-    ``lr * layer_decay ** (L + 1 - l)``.
+    ``lr`` and ``warmup`` None: the default of the run this config belongs to (pretraining: lr
+    5e-4, 2e-4 for ELECTRA-base, warm-up 0.06; fine-tuning: lr 5e-5, warm-up 0.1), filled in by
+    that run's config. ``warmup`` below 1 is a fraction of the steps, otherwise a number of steps;
+    biases and LayerNorm weights never get weight decay. ``layer_decay`` below 1: layer-wise
+    learning-rate decay (ELECTRA, ELECTRAMed): layer ``l`` of ``L`` (embeddings 0, the head
+    ``L + 1``) gets ``lr * layer_decay ** (L + 1 - l)``.
     """
 
     name: str = "adamw"  # "adamw" | "lamb"
-    lr: float = 5e-4
+    lr: float | None = None  # None: the run's default
     weight_decay: float = 0.01
-    warmup: float = 0.06
+    warmup: float | None = None  # < 1: fraction of steps, else steps; None: the run's default
     schedule: str = "linear"  # "linear" | "cosine"
     betas: tuple[float, float] = (0.9, 0.999)
     eps: float = 1e-6
@@ -68,43 +81,66 @@ class OptimConfig:
     layer_decay: float = 1.0  # 1: every layer gets lr
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "betas", tuple(self.betas))  # a list when read back from JSON
         _check(self.name in OPTIMIZERS, f"unknown optimizer {self.name!r} (adamw or lamb)")
         _check(0 < self.layer_decay <= 1, "--layer-decay must be in (0, 1]")
         _check(self.schedule in SCHEDULES, f"unknown schedule {self.schedule!r} (linear or cosine)")
-        _check(self.lr > 0, "--lr must be positive")
-        _check(self.eps >= 0 and all(0 <= b < 1 for b in self.betas), "invalid optimizer betas or eps")
+        _check(self.lr is None or self.lr > 0, "--lr must be positive")
+        _check(self.eps >= 0 and len(self.betas) == 2 and all(0 <= b < 1 for b in self.betas),
+               "invalid optimizer betas or eps")
         _check(self.weight_decay >= 0, "--weight-decay must be >= 0")
-        _check(self.warmup >= 0, "--warmup must be >= 0")
+        _check(self.warmup is None or self.warmup >= 0, "--warmup must be >= 0")
         _check(self.max_grad_norm >= 0, "max_grad_norm must be >= 0")
+
+    def with_defaults(self, lr: float, warmup: float) -> OptimConfig:
+        """This policy with ``lr`` and ``warmup`` where it leaves them None."""
+        return dataclasses.replace(self, lr=lr if self.lr is None else self.lr,
+                                   warmup=warmup if self.warmup is None else self.warmup)
+
+
+def _optim(value: OptimConfig | dict, lr: float, warmup: float) -> OptimConfig:
+    """A run's ``optim`` field (an OptimConfig, or its dict from a saved config) with its defaults."""
+    if isinstance(value, dict):
+        value = OptimConfig(**value)
+    _check(isinstance(value, OptimConfig), f"optim must be an OptimConfig, not {value!r}")
+    return value.with_defaults(lr, warmup)
+
+
+def _from_saved(cls, d: dict, renamed: dict[str, str]):
+    """``cls`` from its saved dict (``dataclasses.asdict``), also from one saved before the
+    optimizer fields were nested in ``optim``: those flat fields (``renamed``: old name -> OptimConfig
+    field) move into ``optim``. Keys that are no field any more are dropped."""
+    d = dict(d)
+    if not isinstance(d.get("optim"), dict):  # the flat shape of biotok <= round 2
+        d["optim"] = {new: d.pop(old) for old, new in renamed.items() if old in d}
+    names = {f.name for f in dataclasses.fields(cls)}
+    return cls(**{k: v for k, v in d.items() if k in names})
+
+
+_OPTIM_OPTIONS = frozenset(f.name for f in dataclasses.fields(OptimConfig)) - {"name"}
 
 
 @dataclass(frozen=True)
 class PretrainConfig:
     """Everything that defines a pretraining run (saved with the checkpoint).
 
-    ``lr`` None picks the paper default: 2e-4 for ELECTRA-base, else 5e-4. ``init_from``: continue
-    the model of that directory (``arch`` and ``size`` then come from it) instead of a fresh one.
+    ``optim``: the optimizer and schedule; its lr left None is the paper default (2e-4 for
+    ELECTRA-base, else 5e-4), its warm-up None 0.06. ``init_from``: continue the model of that
+    directory (``arch`` and ``size`` then come from it) instead of a fresh one.
     """
 
     objective: str = "mlm"  # "mlm" | "electra"
     arch: str = "bert"  # "bert" | "albert" (ignored for electra)
     size: str = "tiny"  # "tiny" | "small" | "base"
     wwm: bool = False
-    optim: str = "adamw"  # "adamw" | "lamb"
+    optim: OptimConfig = OptimConfig()
     steps: int = 1000
     batch_size: int = 32  # sequences per device per micro-batch
     grad_accum: int = 1
-    lr: float | None = None  # None: 2e-4 for ELECTRA-base, else 5e-4
-    warmup: float = 0.06  # < 1: fraction of steps, else steps
-    schedule: str = "linear"  # "linear" | "cosine"
     seed: int = 0
     bf16: bool = True  # autocast on CUDA only
     compile: bool = False
     mask_prob: float = 0.15
-    weight_decay: float = 0.01
-    max_grad_norm: float = 1.0
-    adam_eps: float = 1e-6
-    betas: tuple[float, float] = (0.9, 0.999)
     rtd_weight: float = 50.0
     generator_ratio: float = 1 / 3
     log_every: int = 10
@@ -112,6 +148,8 @@ class PretrainConfig:
     peak_tflops: float | None = None
     device: str | None = None  # None: cuda when available, else cpu
     init_from: str | None = None  # a HF model directory to continue (its arch and size; see pretrain/init.py)
+    heldout: str | None = None  # prepared held-out data (same tokenizer): [MASK] loss and top-1 vs floors
+    report_to: str = "auto"  # "tensorboard" | "none" | "auto" (tensorboard when installed): OUT/tensorboard/
 
     def __post_init__(self) -> None:
         _check(self.objective in ("mlm", "electra"), f"unknown objective {self.objective!r} (mlm or electra)")
@@ -121,18 +159,18 @@ class PretrainConfig:
         _at_least(self, ("steps", "batch_size", "grad_accum", "log_every"), 1)
         _at_least(self, ("save_every",), 0)
         _check(0 < self.mask_prob < 1, "mask probability must be in (0, 1)")
-        if self.lr is None:  # the ELECTRA paper's base learning rate; 5e-4 elsewhere
-            object.__setattr__(self, "lr", 2e-4 if self.objective == "electra" and self.size == "base" else 5e-4)
-        self.optim_config()  # validates optimizer, schedule, lr, warm-up
-
-    def optim_config(self) -> OptimConfig:
-        """The optimizer and schedule part of this run."""
-        return OptimConfig(name=self.optim, lr=float(self.lr), weight_decay=self.weight_decay,  # type: ignore[arg-type]
-                           warmup=self.warmup, schedule=self.schedule, betas=self.betas, eps=self.adam_eps,
-                           max_grad_norm=self.max_grad_norm)
+        lr = ELECTRA_BASE_LR if self.objective == "electra" and self.size == "base" else PRETRAIN_LR
+        object.__setattr__(self, "optim", _optim(self.optim, lr, PRETRAIN_WARMUP))
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> PretrainConfig:
+        """The config of a saved ``to_dict()`` (biotok_pretrain.json, state.pt), old flat shape included."""
+        return _from_saved(cls, d, {"optim": "name", "lr": "lr", "warmup": "warmup", "schedule": "schedule",
+                                    "weight_decay": "weight_decay", "max_grad_norm": "max_grad_norm",
+                                    "adam_eps": "eps", "betas": "betas"})
 
 
 SCHEMES = ("bio", "bioul", "io")
@@ -142,37 +180,38 @@ RELATION_INPUTS = ("mask", "markers")
 @dataclass(frozen=True)
 class FinetuneConfig:
     """The fine-tuning recipe of every task (NER, classification, ...); ``max_steps`` > 0 caps
-    the optimizer steps (all epochs together). Optimizer and schedule: :class:`OptimConfig`
-    (AdamW, linear decay) with these lr, warm-up, weight decay and layer decay.
+    the optimizer steps (all epochs together). ``optim``: the optimizer and schedule
+    (:class:`OptimConfig`; lr left None is 5e-5, warm-up None 0.1; AdamW, linear decay).
 
     Task options: ``scheme`` the NER tagging scheme the model learns (PubMedBERT Table 13);
     ``relation_input`` entities as BLURB's dummy masks or as marker tokens (Table 14);
     ``lr_grid`` several peak learning rates, one run each, the best dev score wins (PubMedBERT
-    §2.5; empty: ``lr`` alone); ``train_fraction`` the share of training examples used (few-shot
+    §2.5; empty: ``optim.lr`` alone); ``train_fraction`` the share of training examples used (few-shot
     curves); ``threshold`` the sigmoid threshold of multi-label and multiple-choice decisions
-    (None: the task's, 0.70 for MORFITT, else 0.5).
+    (None: the task's, 0.70 for MORFITT, else 0.5); ``threads`` torch's CPU threads during the run
+    (0: torch's default; on a loaded machine one thread per process measured 3-4x more work per
+    CPU-second than two, so run several 1-thread processes rather than one many-thread one).
     """
 
     epochs: int = 3
-    lr: float = 5e-5
+    optim: OptimConfig = OptimConfig()  # lr None: 5e-5, warm-up None: 0.1 (AdamW, linear decay)
     seed: int = 0
     batch_size: int = 16
     max_steps: int = 0
     max_length: int = 256
     patience: int = 2
-    warmup: float = 0.1
-    weight_decay: float = 0.01
     max_train_sentences: int = 0  # > 0: use only the first N training examples (smoke tests)
     scheme: str = "bio"  # NER tags the model learns: "bio" | "bioul" | "io"
     relation_input: str = "mask"  # "mask" (BLURB's @GENE$ dummies) | "markers" ([E1] ... [/E1] tokens)
-    layer_decay: float = 1.0  # layer-wise lr decay (ELECTRAMed); 1: off
-    lr_grid: tuple[float, ...] = ()  # peak lrs tried, the best on dev kept; empty: lr alone
+    lr_grid: tuple[float, ...] = ()  # peak lrs tried, the best on dev kept; empty: optim.lr alone
     train_fraction: float = 1.0  # share of the training examples used (fixed subset, seed 42)
     threshold: float | None = None  # multi-label / multiple-choice sigmoid threshold; None: the task's
+    threads: int = 0  # torch CPU threads (torch.set_num_threads) for the run; 0: torch's default
+    report_to: str = "auto"  # "tensorboard" | "none" | "auto" (tensorboard when installed): OUT/tensorboard/
 
     def __post_init__(self) -> None:
         _at_least(self, ("epochs", "batch_size", "patience"), 1)
-        _at_least(self, ("max_steps", "max_train_sentences"), 0)
+        _at_least(self, ("max_steps", "max_train_sentences", "threads"), 0)
         _at_least(self, ("max_length",), 8)
         _check(self.scheme in SCHEMES, f"unknown --scheme {self.scheme!r} (one of {', '.join(SCHEMES)})")
         _check(self.relation_input in RELATION_INPUTS,
@@ -182,17 +221,285 @@ class FinetuneConfig:
         _check(len(set(self.lr_grid)) == len(self.lr_grid), "--lr-grid lists a learning rate twice")
         _check(0 < self.train_fraction <= 1, "--train-fraction must be in (0, 1]")
         _check(self.threshold is None or 0 < self.threshold < 1, "--threshold must be in (0, 1)")
-        self.optim_config()  # validates lr, warm-up, weight decay, layer decay
-
-    def optim_config(self) -> OptimConfig:
-        """The shared optimizer policy with this recipe's lr, warm-up, weight decay and layer decay."""
-        return OptimConfig(name="adamw", lr=self.lr, weight_decay=self.weight_decay, warmup=self.warmup,
-                           schedule="linear", layer_decay=self.layer_decay)
+        object.__setattr__(self, "optim", _optim(self.optim, FINETUNE_LR, FINETUNE_WARMUP))
 
     def learning_rates(self) -> tuple[float, ...]:
-        """The peak learning rates to try: ``lr_grid``, or ``lr`` alone."""
-        return self.lr_grid or (self.lr,)
+        """The peak learning rates to try: ``lr_grid``, or ``optim.lr`` alone."""
+        return self.lr_grid or (float(self.optim.lr),)  # type: ignore[arg-type]
+
+    def with_lr(self, lr: float) -> FinetuneConfig:
+        """This recipe at peak learning rate ``lr`` (one run of an ``lr_grid``)."""
+        return dataclasses.replace(self, optim=dataclasses.replace(self.optim, lr=lr))
+
+    @classmethod
+    def from_options(cls, **values) -> FinetuneConfig:
+        """The recipe of flat command-line values: ``lr``, ``warmup``, ``weight_decay``,
+        ``layer_decay`` (any :class:`OptimConfig` field but its name) set ``optim``, the others
+        are fields of their own."""
+        optim = {k: values.pop(k) for k in list(values) if k in _OPTIM_OPTIONS}
+        return cls(**values, optim=OptimConfig(**optim))
+
+    def option(self, name: str):
+        """The value of flat option ``name`` (the inverse of :meth:`from_options`)."""
+        return getattr(self.optim if name in _OPTIM_OPTIONS else self, name)
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> FinetuneConfig:
+        """The config of a saved ``to_dict()`` (results.json, an ablation recipe), old flat shape included."""
+        return _from_saved(cls, d, {"lr": "lr", "warmup": "warmup", "weight_decay": "weight_decay",
+                                    "layer_decay": "layer_decay"})
 
 
-__all__ = ["FinetuneConfig", "OptimConfig", "OPTIMIZERS", "PretrainConfig", "RELATION_INPUTS", "SCHEDULES", "SCHEMES",
-           "SIZES"]
+@dataclass(frozen=True)
+class ProbeConfig:
+    """A causal-LM probe of vocabularies (:mod:`biotok_train.probe`): one small GPT-2 per
+    tokenizer, the same shape, training tokens and seeds, scored in bits per character of the
+    held-out text.
+
+    ``tokens`` > 0 sets the budget in training tokens per arm (``steps`` is then derived);
+    ``fair``: every arm is trained and scored on the same text, lowercased and/or stripped of
+    accents when one of the tokenizers discards that information.
+    """
+
+    tokenizers: tuple[str, ...] = ()
+    corpus: tuple[str, ...] = ()
+    heldout: tuple[str, ...] = ()
+    steps: int = 300
+    tokens: int = 0  # > 0: training tokens per arm (overrides steps)
+    seeds: tuple[int, ...] = (0,)
+    batch_size: int = 16
+    seq_len: int = 128
+    layers: int = 2
+    hidden: int = 128
+    heads: int = 2
+    lr: float = 1e-3
+    warmup: float = 0.06
+    fair: bool = False
+    field_name: str | None = None  # JSON field of .jsonl inputs (default: text)
+    n_resamples: int = 2000
+    confidence: float = 0.95
+
+    def __post_init__(self) -> None:
+        for name in ("tokenizers", "corpus", "heldout", "seeds"):
+            object.__setattr__(self, name, tuple(getattr(self, name)))
+        _at_least(self, ("steps", "batch_size", "layers", "hidden", "heads", "n_resamples"), 1)
+        _at_least(self, ("tokens",), 0)
+        _check(8 <= self.seq_len <= 1024, "--seq-len must be in [8, 1024]")
+        _check(self.hidden % self.heads == 0, "--hidden must be a multiple of --heads")
+        _check(len(self.seeds) > 0 and len(set(self.seeds)) == len(self.seeds), "--seeds: give distinct seeds")
+        _check(all(s >= 0 for s in self.seeds), "--seeds must be >= 0")
+        _check(self.lr > 0, "--lr must be positive")
+        _check(self.warmup >= 0, "--warmup must be >= 0")
+        _check(0 < self.confidence < 1, "confidence must be in (0, 1)")
+        if self.tokens:
+            per_step = self.batch_size * self.seq_len
+            object.__setattr__(self, "steps", max(1, -(-self.tokens // per_step)))
+
+    @property
+    def tokens_per_arm(self) -> int:
+        """Training tokens every arm sees: steps x batch x sequence length."""
+        return self.steps * self.batch_size * self.seq_len
+
+    def recipe(self) -> dict:
+        """What decides a run's result (the tokenizer and the seed aside)."""
+        return {k: v for k, v in dataclasses.asdict(self).items()
+                if k not in ("tokenizers", "seeds", "tokens", "n_resamples", "confidence", "corpus", "heldout")}
+
+    def optim_config(self) -> OptimConfig:
+        """AdamW, linear warm-up then linear decay, at this lr."""
+        return OptimConfig(name="adamw", lr=self.lr, warmup=self.warmup, schedule="linear")
+
+
+ARMS = ("scratch", "continual", "transfer")  # how a model starts (see AblationConfig)
+BASE_SIZE = "as-base"  # the size label of every arm when --base gives the architecture
+TRANSFER_METHODS = ("fvt", "random")  # how TransferConfig makes the rows not shared with the old vocabulary
+
+
+@dataclass(frozen=True)
+class AblationConfig:
+    """Everything that must be equal across arms for the comparison to be fair.
+
+    ``finetune`` is the recipe of every task (its seed replaced by each of ``seeds``, its max
+    length capped at twice ``seq_len``); ``pretrain_seeds`` x ``seeds`` runs per arm and task.
+
+    ``arms`` with a ``base`` model (PubMedBERT Table 9): ``continual`` continues the base with
+    its own vocabulary (once); per tokenizer, ``transfer`` moves the base to it
+    (``transfer_method``) and continues, ``scratch`` starts the base's architecture from random
+    weights with it. Every arm then has the base's architecture (``sizes`` does not apply).
+    """
+
+    tokenizers: tuple[str, ...]
+    corpus: tuple[str, ...]
+    field_name: str | None = None
+    tasks: tuple[str, ...] = ("e3c",)
+    data_dir: str | None = None
+    sizes: tuple[str, ...] = ("tiny",)
+    budget: int = 200  # pretraining steps, the same for every arm
+    batch_size: int = 32
+    seq_len: int = 128
+    lr: float = 5e-4
+    pretrain_seeds: tuple[int, ...] = (0,)
+    seeds: tuple[int, ...] = (0,)  # fine-tuning seeds
+    finetune: FinetuneConfig = FinetuneConfig()
+    n_words: int = 1000
+    heldout_every: int = 20
+    floor: bool = True
+    n_resamples: int = 1000
+    confidence: float = 0.95
+    arms: tuple[str, ...] = ("scratch",)
+    base: str | None = None
+    transfer_method: str = "fvt"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "arms", tuple(self.arms))
+        if not self.arms or any(a not in ARMS for a in self.arms) or len(set(self.arms)) != len(self.arms):
+            raise ConfigError(f"--arms {','.join(self.arms)}: choose one or more of {', '.join(ARMS)}, each once")
+        if self.base is None and set(self.arms) - {"scratch"}:
+            raise ConfigError("--arms continual and transfer start from a model: give it with --base MODEL_DIR")
+        if self.transfer_method not in TRANSFER_METHODS:
+            raise ConfigError(f"unknown --transfer-method {self.transfer_method!r} (one of {', '.join(TRANSFER_METHODS)})")
+        if self.base is not None:
+            if tuple(self.sizes) not in (("tiny",), (BASE_SIZE,)):
+                raise ConfigError("--sizes does not apply with --base: every arm has the base model's architecture")
+            object.__setattr__(self, "sizes", (BASE_SIZE,))
+        for name in ("tokenizers", "tasks", "sizes", "seeds", "pretrain_seeds"):
+            if not getattr(self, name):
+                raise ConfigError(f"ablate needs at least one of --{name.replace('_', '-')}")
+        for name in ("tokenizers", "tasks", "sizes", "seeds", "pretrain_seeds", "corpus"):
+            object.__setattr__(self, name, tuple(getattr(self, name)))
+        if self.heldout_every < 2:
+            raise ConfigError("heldout_every must be >= 2")
+        for s in self.sizes:
+            if s not in SIZES["bert"] and self.base is None:
+                raise ConfigError(f"unknown size {s!r} (choose {', '.join(SIZES['bert'])})")
+        for name in ("sizes", "tasks", "seeds", "pretrain_seeds"):
+            values = getattr(self, name)
+            if len(set(values)) != len(values):
+                raise ConfigError(f"--{name.replace('_', '-')} lists a value twice")
+        for name in ("budget", "batch_size", "n_words"):
+            if getattr(self, name) < 1:
+                raise ConfigError(f"--{name.replace('_', '-')} must be at least 1")
+        if self.seq_len < 8:
+            raise ConfigError("--seq-len must be at least 8")
+        if self.lr <= 0:
+            raise ConfigError("--lr must be positive")
+        if self.n_resamples < 100:
+            raise ConfigError("--n-resamples must be at least 100")
+        if not 0.5 < self.confidence < 1:
+            raise ConfigError("--confidence must be in (0.5, 1)")
+
+    @property
+    def tokens_per_arm(self) -> int:
+        """Token positions each pretraining run trains on: steps × batch × sequence length."""
+        return self.budget * self.batch_size * self.seq_len
+
+    def recipe(self) -> dict:
+        """The config without the tokenizer list: what a resumed run must match."""
+        d = json.loads(json.dumps(dataclasses.asdict(self)))
+        d.pop("tokenizers")
+        return d
+
+    @staticmethod
+    def saved_recipe(recipe: dict) -> dict:
+        """A :meth:`recipe` read back from an ablation's config.json, its fine-tuning recipe in
+        today's shape: one saved before the optimizer fields were nested (flat ``lr``,
+        ``warmup``, ...) reads as the same recipe, and a fine-tuning field added since takes
+        its default."""
+        if not isinstance(recipe.get("finetune"), dict):
+            return recipe
+        finetune = FinetuneConfig.from_dict(recipe["finetune"]).to_dict()
+        return {**recipe, "finetune": json.loads(json.dumps(finetune))}
+
+    def pretrain_config(self, size: str, seed: int, init_from: str | os.PathLike[str] | None = None):
+        """One pretraining run: MLM for ``budget`` steps, a fresh BERT of ``size`` or ``init_from``'s model."""
+        return PretrainConfig(objective="mlm", arch="bert", size=size if size in SIZES["bert"] else "tiny",
+                              steps=self.budget, batch_size=self.batch_size, optim=OptimConfig(lr=self.lr), seed=seed,
+                              init_from=None if init_from is None else str(init_from))
+
+    def finetune_config(self, seed: int) -> FinetuneConfig:
+        """The fine-tuning recipe for one seed."""
+        return dataclasses.replace(self.finetune, seed=seed, max_length=min(self.finetune.max_length, self.seq_len * 2))
+
+    def command(self, out: str | os.PathLike[str] = "OUT") -> str:
+        """The ``biotok-train ablate`` command line of this config, spelled from the command's own options."""
+        from biotok_train.cli.ablate import command_line  # the command imports this module: import it on use
+
+        return command_line(self, out)
+
+
+SUITES = ("blurb", "fr")  # benchmark suites (their tasks: biotok_train.tasks.registry.suite_tasks)
+
+
+@dataclass(frozen=True)
+class BenchConfig:
+    """A benchmark run: the ``suite`` (blurb or fr), the fine-tuning ``seeds``, ``tasks`` (names;
+    empty: every task of the suite) and the fine-tuning recipe shared by all tasks."""
+
+    suite: str = "blurb"
+    seeds: tuple[int, ...] = (0, 1, 2)
+    tasks: tuple[str, ...] = ()
+    finetune: FinetuneConfig = FinetuneConfig()
+
+    def __post_init__(self) -> None:
+        _check(self.suite in SUITES, f"unknown suite {self.suite!r} (one of {', '.join(SUITES)})")
+        object.__setattr__(self, "seeds", tuple(int(s) for s in self.seeds))
+        object.__setattr__(self, "tasks", tuple(self.tasks))
+        _check(bool(self.seeds), "--seeds needs at least one seed")
+        _check(len(set(self.seeds)) == len(self.seeds), "--seeds lists a seed twice")
+        _check(len(set(self.tasks)) == len(self.tasks), "--tasks lists a task twice")
+
+
+@dataclass(frozen=True)
+class TransferConfig:
+    """How the rows that are not shared are initialized (:mod:`biotok_train.transfer`), and the
+    seed of the random ones."""
+
+    method: str = "fvt"  # "fvt" | "random"
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        _check(self.method in TRANSFER_METHODS,
+               f"unknown transfer method {self.method!r} (choose {', '.join(TRANSFER_METHODS)})")
+        _check(isinstance(self.seed, int) and not isinstance(self.seed, bool) and self.seed >= 0,
+               f"--seed must be a non-negative integer, not {self.seed!r}")
+
+
+MAX_SEQ_LEN = 512  # the absolute positions of the BERT-family models biotok-train builds and continues
+
+
+@dataclass(frozen=True)
+class PrepareConfig:
+    """How ``prepare`` tokenizes a corpus into pretraining data (:mod:`biotok_train.pretrain.prepare`).
+
+    ``seq_len``: tokens per training sequence, specials included (at most :data:`MAX_SEQ_LEN`: a
+    longer one would only fail later, or try to allocate tens of GB). ``sample_alpha``: subword
+    regularization (Unigram smoothing exponent, or BPE-dropout probability; None: the
+    tokenizer's single best segmentation), ``copies`` differently segmented copies of the corpus,
+    seeded by ``seed``. ``field_name``: the JSON field of .jsonl inputs (None: text).
+    """
+
+    seq_len: int = 128
+    field_name: str | None = None
+    sample_alpha: float | None = None
+    copies: int = 1
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        _check(self.copies >= 1, f"--copies must be at least 1, not {self.copies}")
+        _check(self.sample_alpha is None or self.sample_alpha > 0,
+               f"--sample-alpha must be > 0 (0 is the tokenizer's own segmentation), not {self.sample_alpha}")
+        _check(self.copies == 1 or self.sample_alpha is not None,
+               "--copies needs --sample-alpha: without sampling every copy would be the same")
+        _check(self.seq_len >= 8, f"--seq-len {self.seq_len} is too short (at least 8; 128 or 512 usual)")
+        _check(self.seq_len <= MAX_SEQ_LEN,
+               f"--seq-len {self.seq_len} is longer than the models' {MAX_SEQ_LEN} positions "
+               f"(BERT, ALBERT, ELECTRA); use at most {MAX_SEQ_LEN} (128 or 512 usual)")
+
+
+__all__ = ["AblationConfig", "ARMS", "BASE_SIZE", "BenchConfig", "ELECTRA_BASE_LR", "FINETUNE_LR", "FINETUNE_WARMUP",
+           "FinetuneConfig", "MAX_SEQ_LEN", "OptimConfig", "OPTIMIZERS", "PrepareConfig", "PRETRAIN_LR",
+           "PRETRAIN_WARMUP", "PretrainConfig", "ProbeConfig", "RELATION_INPUTS", "SCHEDULES", "SCHEMES", "SIZES",
+           "SUITES", "TRANSFER_METHODS", "TransferConfig"]

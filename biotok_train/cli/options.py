@@ -1,15 +1,14 @@
 """Options shared by several ``biotok-train`` commands; defaults come from the config dataclasses
-(:mod:`biotok_train.config`) through :func:`biotok.cli.options.default_of`, values are checked
-by the configs' ``__post_init__``."""
+(:mod:`biotok_train.config`), values are checked by the configs' ``__post_init__``. The options
+of both command lines (``--field``, ``--force``, ``--quiet``, ``--progress``, ``--data-dir``)
+are declared once, in :mod:`biotok.cli.options`."""
 
 from __future__ import annotations
 
 import inspect
-from pathlib import Path
 
 import click
 
-from biotok.cli.options import default_of, existing_folder
 from biotok_train.config import FinetuneConfig
 
 
@@ -34,6 +33,12 @@ class GreedyOption(click.Option):
             opt.process = process
 
 
+report_to_option = click.option(
+    "--report-to", type=click.Choice(["auto", "tensorboard", "none"]), default="auto", show_default=True,
+    help="Scalars to TensorBoard in OUT/tensorboard/ (auto: when the tensorboard package is installed); "
+         "the JSONL log is written either way.")
+
+
 def stack(*decorators):
     """One decorator applying ``decorators`` in order (the first is the outermost)."""
     def apply(f):
@@ -49,39 +54,24 @@ def param_default(func, name: str):
     return inspect.signature(func).parameters[name].default
 
 
-def _ft(name: str):
-    return default_of(FinetuneConfig, name)
+_FT = FinetuneConfig()  # its optim holds the fine-tuning lr (the field's own default leaves it None)
 
-
-_seed_option = click.option("--seed", type=int, default=_ft("seed"), show_default=True)
+_seed_option = click.option("--seed", type=int, default=_FT.seed, show_default=True)
 _epochs_lr = (
-    click.option("--epochs", type=int, default=_ft("epochs"), show_default=True),
-    click.option("--lr", type=float, default=_ft("lr"), show_default=True, help="Peak learning rate (AdamW)."),
+    click.option("--epochs", type=int, default=_FT.epochs, show_default=True),
+    click.option("--lr", type=float, default=_FT.optim.lr, show_default=True, help="Peak learning rate (AdamW)."),
 )
 _rest = (
-    click.option("--batch-size", type=int, default=_ft("batch_size"), show_default=True),
-    click.option("--max-steps", type=int, default=_ft("max_steps"), show_default=True, help="0: no cap."),
-    click.option("--max-length", type=int, default=_ft("max_length"), show_default=True,
+    click.option("--batch-size", type=int, default=_FT.batch_size, show_default=True),
+    click.option("--max-steps", type=int, default=_FT.max_steps, show_default=True, help="0: no cap."),
+    click.option("--max-length", type=int, default=_FT.max_length, show_default=True,
                  help="Pieces per input (a longer NER sentence is cut into chunks)."),
-    click.option("--patience", type=int, default=_ft("patience"), show_default=True,
+    click.option("--patience", type=int, default=_FT.patience, show_default=True,
                  help="Epochs without a better dev score before stopping."),
+    click.option("--threads", type=int, default=_FT.threads, show_default=True,
+                 help="torch CPU threads for the run; 0: torch's default. On a shared CPU one thread per "
+                 "process did 3-4x more work per CPU-second than two."),
 )
 finetune_options = stack(*_epochs_lr, _seed_option, *_rest)
 recipe_options = stack(*_epochs_lr, *_rest)
 """:data:`finetune_options` without ``--seed`` (for commands that take several seeds)."""
-
-
-def finetune_config(epochs, lr, seed, batch_size, max_steps, max_length, patience) -> FinetuneConfig:
-    """The config of :data:`finetune_options`' values."""
-    return FinetuneConfig(epochs=epochs, lr=lr, seed=seed, batch_size=batch_size, max_steps=max_steps,
-                          max_length=max_length, patience=patience)
-
-
-data_dir_option = click.option(
-    "--data-dir", type=click.Path(file_okay=False, path_type=Path), default=None, callback=existing_folder,
-    help="Folder of the shared corpora [default: $BIOTOK_SHARED_DATA/corpora].",
-)
-
-quiet_option = click.option("--quiet", "-q", is_flag=True, help="No progress lines.")
-
-force_option = click.option("--force", is_flag=True, help="Replace --out if it exists.")

@@ -1,16 +1,21 @@
 """``biotok-train prepare | mlm | electra | plot``: a thin layer over prepare, the loop and plot.
 
-Option defaults are the :class:`~biotok_train.config.PretrainConfig` fields; the config checks
-the values. torch is imported inside the commands, so ``--help`` stays fast.
+Option defaults are the fields of :class:`~biotok_train.config.PrepareConfig` and
+:class:`~biotok_train.config.PretrainConfig` (its ``optim``: :class:`~biotok_train.config.OptimConfig`);
+the configs check the values. torch is imported inside the commands, so ``--help`` stays fast.
 """
 
 from __future__ import annotations
 
 import click
 
-from biotok.cli.options import default_of
-from biotok_train.config import OPTIMIZERS, SCHEDULES, SIZES, PretrainConfig
-from biotok_train.cli.options import stack
+from biotok.cli.options import default_of, field_option, force_option, progress_option
+from biotok_train.cli.options import report_to_option, stack
+from biotok_train.config import OPTIMIZERS, SCHEDULES, SIZES, OptimConfig, PrepareConfig, PretrainConfig
+
+_P = PretrainConfig()  # the defaults, its optimizer's included (lr: None, the run's default)
+_OPTIM_OPTIONS = {"optim": "name", "lr": "lr", "warmup": "warmup", "schedule": "schedule",
+                  "weight_decay": "weight_decay"}  # option -> OptimConfig field
 
 
 def _d(name: str):
@@ -22,18 +27,19 @@ train_options = stack(
     click.option("--size", default=_d("size"), show_default=True, help=f"{' | '.join(SIZES['bert'])}."),
     click.option("--wwm/--no-wwm", default=_d("wwm"), show_default=True,
                  help="Whole-word masking (from the word starts recorded by prepare)."),
-    click.option("--optim", default=_d("optim"), show_default=True, help=f"{' | '.join(OPTIMIZERS)}."),
+    click.option("--optim", default=_P.optim.name, show_default=True, help=f"{' | '.join(OPTIMIZERS)}."),
     click.option("--steps", type=int, default=_d("steps"), show_default=True, help="Optimizer steps."),
     click.option("--batch-size", type=int, default=_d("batch_size"), show_default=True,
                  help="Sequences per device per micro-batch."),
     click.option("--grad-accum", type=int, default=_d("grad_accum"), show_default=True,
                  help="Micro-batches per optimizer step."),
-    click.option("--lr", type=float, default=_d("lr"), help="Peak learning rate [5e-4; ELECTRA-base 2e-4]."),
-    click.option("--warmup", type=float, default=_d("warmup"), show_default=True,
+    click.option("--lr", type=float, default=default_of(OptimConfig, "lr"),
+                 help="Peak learning rate [5e-4; ELECTRA-base 2e-4]."),
+    click.option("--warmup", type=float, default=_P.optim.warmup, show_default=True,
                  help="Warm-up: a fraction of the steps (< 1) or a number of steps."),
-    click.option("--schedule", default=_d("schedule"), show_default=True, help=f"{' | '.join(SCHEDULES)} decay."),
+    click.option("--schedule", default=_P.optim.schedule, show_default=True, help=f"{' | '.join(SCHEDULES)} decay."),
     click.option("--mask-prob", type=float, default=_d("mask_prob"), show_default=True),
-    click.option("--weight-decay", type=float, default=_d("weight_decay"), show_default=True,
+    click.option("--weight-decay", type=float, default=_P.optim.weight_decay, show_default=True,
                  help="Not applied to biases and LayerNorm."),
     click.option("--seed", type=int, default=_d("seed"), show_default=True),
     click.option("--out", "out", type=click.Path(path_type=str), default=None,
@@ -51,43 +57,55 @@ train_options = stack(
     click.option("--init-from", type=click.Path(path_type=str), default=_d("init_from"), metavar="MODEL_DIR",
                  help="Continue this Hugging Face checkpoint (its architecture and size; DATA must be "
                       "prepared with its tokenizer) instead of a fresh model."),
+    click.option("--heldout", type=click.Path(path_type=str), default=_d("heldout"), metavar="DATA",
+                 help="Held-out data prepared with the same tokenizer: at the end, the [MASK] loss and top-1 there "
+                      "beside the unigram floor and the most-frequent-piece top-1 (also in OUT/heldout.json)."),
     click.option("--device", default=_d("device"), help="cuda, cuda:1, cpu [cuda when available]."),
-    click.option("--no-progress", is_flag=True, help="No progress bar."),
+    report_to_option,
+    progress_option,
 )
 
 
-def _run(data: str, out: str | None, resume: bool, tokenizer: str | None, no_progress: bool, **fields) -> None:
+def _run(data: str, out: str | None, resume: bool, tokenizer: str | None, progress: bool, **options) -> None:
     """Check the data (and tokenizer), pretrain, print one summary line."""
     from biotok_train.pretrain.loop import pretrain
     from biotok_train.pretrain.prepare import check_tokenizer
 
-    config = PretrainConfig(**fields)
+    optim = OptimConfig(**{field: options.pop(opt) for opt, field in _OPTIM_OPTIONS.items()})
+    config = PretrainConfig(**options, optim=optim)
     if tokenizer:
         check_tokenizer(data, tokenizer)
     out = out or f"runs/{config.objective if config.objective == 'electra' else config.arch}-{config.size}"
-    r = pretrain(data, config, out, resume=resume, progress=not no_progress)
+    r = pretrain(data, config, out, resume=resume, progress=progress)
+    from biotok_train.evaluate.heldout import describe
+
     mfu = f"{100 * r.mfu:.1f} %" if r.mfu is not None else "n/a"
-    first = f"{r.losses[0]:.3f} -> " if r.losses else ""
-    click.echo(f"{r.out}: {r.steps} steps, loss {first}{r.final_loss:.3f}, "
+    if r.heldout is not None:
+        quality = describe(r.heldout)
+    else:  # a training loss of the last logged steps, not a single step's (and not held-out)
+        quality = (f"training loss of the last {r.metrics.get('steps_averaged', 1)} steps {r.metrics.get('loss', 0.0):.3f} "
+                   "(not held-out: pass --heldout DATA for the [MASK] loss beside its floors)")
+    click.echo(f"{r.out}: {r.steps} steps, {quality}, "
                f"{r.tokens_per_second:,.0f} tokens/s, MFU {mfu}, {r.num_params / 1e6:.1f} M parameters")
 
 
 @click.command("prepare")
 @click.argument("corpus", nargs=-1, required=True, type=click.Path(path_type=str))
 @click.option("--tokenizer", "-t", required=True, help="Tokenizer directory, file or alias.")
-@click.option("--seq-len", type=int, default=128, show_default=True, help="Sequence length (128 or 512).")
+@click.option("--seq-len", type=int, default=default_of(PrepareConfig, "seq_len"), show_default=True,
+              help="Sequence length (128 or 512).")
 @click.option("--out", required=True, type=click.Path(path_type=str), help="Data directory to write.")
-@click.option("--field", "field_name", default=None, metavar="NAME",
-              help="JSON field holding the text in .jsonl inputs (default: text).")
-@click.option("--force", is_flag=True, help="Overwrite --out.")
-@click.option("--no-progress", is_flag=True, help="No progress bar.")
-@click.option("--sample-alpha", type=float, default=None, metavar="A",
+@field_option
+@force_option
+@progress_option
+@click.option("--sample-alpha", type=float, default=default_of(PrepareConfig, "sample_alpha"), metavar="A",
               help="Subword regularization: sample segmentations (Unigram: smoothing exponent, e.g. 0.1; "
               "BPE: dropout probability, e.g. 0.1) instead of the tokenizer's single best one.")
-@click.option("--copies", type=click.IntRange(min=1), default=1, show_default=True,
+@click.option("--copies", type=int, default=default_of(PrepareConfig, "copies"), show_default=True,
               help="With --sample-alpha: K differently segmented copies of the corpus.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the sampled segmentations.")
-def prepare_cmd(corpus, tokenizer, seq_len, out, field_name, force, no_progress, sample_alpha, copies, seed):
+@click.option("--seed", type=int, default=default_of(PrepareConfig, "seed"), show_default=True,
+              help="Seed of the sampled segmentations.")
+def prepare_cmd(corpus, tokenizer, out, force, progress, **options):
     """Tokenize CORPUS once into packed, memory-mapped pretraining data.
 
     \b
@@ -97,8 +115,7 @@ def prepare_cmd(corpus, tokenizer, seq_len, out, field_name, force, no_progress,
     """
     from biotok_train.pretrain.prepare import prepare
 
-    p = prepare(list(corpus), tokenizer, seq_len, out, field_name=field_name, force=force, progress=not no_progress,
-                sample_alpha=sample_alpha, copies=copies, seed=seed)
+    p = prepare(list(corpus), tokenizer, PrepareConfig(**options), out, force=force, progress=progress)
     click.echo(f"{p.path}: {p.num_tokens:,} tokens, {p.num_sequences:,} sequences of {p.seq_len} "
                f"({p.dtype}), tokenizer sha256 {p.fingerprint[:12]}")
 

@@ -31,14 +31,10 @@ from biotok_train.pretrain import distributed as D
 from biotok_train.pretrain.masking import mask_tokens
 from biotok_train.pretrain.models import Vocab, build as build_model, count_params
 from biotok_train.pretrain.packed import PackedData
+from biotok_train.pretrain.flops import mfu, module_flops_per_token, peak_tflops
 from biotok_train.pretrain.prepare import load_data_tokenizer
+from biotok_train.tracking import Tracker
 
-# Dense bf16 peak TFLOP/s by device-name substring (first match wins), for MFU.
-PEAK_TFLOPS: tuple[tuple[str, float], ...] = (
-    ("H200", 989.0), ("H100", 989.0), ("GH200", 989.0), ("B200", 2250.0), ("A100", 312.0),
-    ("A800", 312.0), ("L40S", 362.0), ("L40", 181.0), ("A6000", 155.0), ("A10", 125.0),
-    ("L4", 121.0), ("4090", 165.0), ("3090", 71.0), ("V100", 125.0), ("T4", 65.0),
-)
 
 
 @dataclass(frozen=True)
@@ -53,6 +49,7 @@ class PretrainResult:
     mfu: float | None = None
     num_params: int = 0
     metrics: dict = field(default_factory=dict)
+    heldout: dict | None = None  # held-out [MASK] loss / top-1 beside their floors (with --heldout)
 
 
 def pretrain(
@@ -92,12 +89,29 @@ def pretrain(
                     _save(run, step + 1)
             # final save, with every rank's weights digest (DDP replicas must agree)
             _save(run, end, D.rank_digests(run.module, run.dist))
+        heldout = _evaluate_heldout(run, end) if config.heldout and run.dist.main else None
     finally:
         D.teardown(run.dist)
     tps = log.run_tokens / log.elapsed if log.elapsed > 0 and log.run_tokens else 0.0
     return PretrainResult(out=run.out, steps=end, final_loss=run.losses[-1] if run.losses else math.nan,
                           losses=run.losses, tokens_per_second=tps, mfu=_mfu(run, tps), num_params=run.n_params,
-                          metrics=log.last)
+                          metrics=log.last, heldout=heldout)
+
+
+def _evaluate_heldout(run: "_Run", step: int) -> dict:
+    """Held-out [MASK] loss and top-1 beside the unigram and most-frequent-piece floors
+    (:mod:`biotok_train.evaluate.heldout`); also written to ``heldout.json`` in the run folder."""
+    from biotok.output import atomic_file
+    from biotok_train.evaluate.heldout import evaluate_heldout, unigram_counts
+
+    cfg = run.config
+    h = evaluate_heldout(run.module, PackedData(cfg.heldout), unigram_counts(run.packed), mask_prob=cfg.mask_prob,
+                         wwm=cfg.wwm, batch_size=cfg.batch_size, device=run.dist.device)
+    result = {"step": step, "heldout": str(cfg.heldout), "objective": cfg.objective,
+              "model": "generator" if run.electra else cfg.arch, **h.summary()}
+    with atomic_file(run.out / "heldout.json", force=True) as tmp:
+        tmp.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    return result
 
 
 # --- setup -----------------------------------------------------------------------------------
@@ -119,7 +133,8 @@ class _Run:
     tokens_seen: int = 0
     base_position: int = 0  # samples consumed before ``start`` (kept across resumes)
     n_params: int = 0
-    peak: float | None = None
+    peak: float | None = None  # TFLOP/s (None: no MFU)
+    flops_per_token: float = 0.0  # training FLOPs per token (biotok_train.pretrain.flops)
 
     @property
     def per_step(self) -> int:
@@ -135,6 +150,11 @@ def _setup(data: str | Path, config: PretrainConfig, out: Path, resume: bool) ->
     D.check_device(config.device)  # --device against what torch sees, before any work
     packed = PackedData(data)  # raises DataError for a missing, broken or truncated directory
     load_data_tokenizer(data)  # the stored tokenizer must match meta.json
+    if config.heldout is not None:  # checked now, not after the training
+        held = PackedData(config.heldout)
+        if held.fingerprint != packed.fingerprint:
+            raise TokenizerMismatchError(f"--heldout {config.heldout} was prepared with another tokenizer than "
+                                         f"{data} (sha256 {held.fingerprint[:12]} vs {packed.fingerprint[:12]})")
     _check_out(out, resume)
     d = D.setup(config.device)
     try:
@@ -180,9 +200,10 @@ def _build(packed: PackedData, d: D.Dist, config: PretrainConfig, out: Path, res
         vocab = Vocab(packed.vocab_size, packed.pad_id, packed.cls_id, packed.sep_id, packed.mask_id)
         module = build_model(config.objective, config.arch, config.size, vocab, packed.seq_len,
                              generator_ratio=config.generator_ratio, rtd_weight=config.rtd_weight).to(d.device)
-    optimizer, scheduler = build(module, config.optim_config(), config.steps)
+    optimizer, scheduler = build(module, config.optim, config.steps)
     run = _Run(config, out, packed, d, module, module, module, optimizer, scheduler,
-               n_params=count_params(module), peak=peak_flops(d.device, config.peak_tflops))
+               n_params=count_params(module), peak=peak_of(d.device, config.peak_tflops),
+               flops_per_token=module_flops_per_token(module, packed.seq_len, config.mask_prob))
     if state is not None:
         module.load_state_dict(state["module"])
         optimizer.load_state_dict(state["optimizer"])
@@ -213,21 +234,15 @@ def _check_resume(state: dict, config: PretrainConfig, fingerprint: str, out: Pa
             raise ConfigError(f"--resume with a different {key} ({old[key]!r} -> {getattr(config, key)!r})")
 
 
-def peak_flops(device: torch.device, override: float | None) -> float | None:
-    """Peak FLOP/s for MFU: ``override`` TFLOP/s, else the table by GPU name; None on CPU."""
+def peak_of(device: torch.device, override: float | None) -> float | None:
+    """Peak TFLOP/s for MFU: ``override``, else the GPU's from :mod:`biotok_train.pretrain.flops`; None on CPU."""
     if override:
-        return override * 1e12
-    if device.type != "cuda":
-        return None
-    name = torch.cuda.get_device_name(device)
-    for key, tflops in PEAK_TFLOPS:
-        if key in name:
-            return tflops * 1e12
-    return None
+        return override
+    return peak_tflops(torch.cuda.get_device_name(device)) if device.type == "cuda" else None
 
 
 def _mfu(run: _Run, tokens_per_second: float) -> float | None:
-    return 6 * run.n_params * tokens_per_second / run.peak if run.peak else None
+    return mfu(tokens_per_second, run.flops_per_token, run.peak)
 
 
 # --- step ------------------------------------------------------------------------------------
@@ -281,7 +296,7 @@ def _train_step(run: _Run, step: int) -> tuple[dict[str, torch.Tensor], int]:
             raise
         for k, v in outputs.items():
             metrics[k] = metrics.get(k, 0) + v.detach().float() / cfg.grad_accum
-    grad_norm = clip_and_step(run.module, run.optimizer, run.scheduler, cfg.max_grad_norm)
+    grad_norm = clip_and_step(run.module, run.optimizer, run.scheduler, cfg.optim.max_grad_norm)
     if grad_norm is not None:
         metrics["grad_norm"] = grad_norm
     return metrics, tokens * d.world
@@ -302,6 +317,7 @@ class _Log:
             self.bar = tqdm(total=run.config.steps, initial=run.start, desc=f"{run.config.objective}/{name}",
                             unit="step", dynamic_ncols=True)
         self.file = _open_metrics(run.out / "metrics.jsonl", run.start) if main else None
+        self.tracker = Tracker(run.out, run.config.report_to, main)
         self.pending: list[tuple[int, dict]] = []
         self.window_tokens, self.window_start = 0, time.perf_counter()
         self.run_tokens, self.run_start, self.elapsed = 0, time.perf_counter(), 0.0
@@ -337,6 +353,7 @@ class _Log:
         if self.file is not None:
             self.file.write(json.dumps(row) + "\n")
             self.file.flush()
+        self.tracker.scalars(row["step"], {k: v for k, v in row.items() if k not in ("step", "time")}, "train/")
         if self.bar is not None:
             post = {"loss": f"{row['loss']:.3f}", "acc": f"{row.get('mlm_acc', 0):.3f}", "tok/s": f"{tps:,.0f}"}
             if row["mfu"] is not None:
@@ -353,6 +370,7 @@ class _Log:
             self.bar.close()
         if self.file is not None:
             self.file.close()
+        self.tracker.close()
 
 
 def _open_metrics(path: Path, start: int):
@@ -422,4 +440,4 @@ class _Stop:
             signal.signal(signal.SIGINT, self._old)
 
 
-__all__ = ["PEAK_TFLOPS", "PretrainConfig", "PretrainResult", "peak_flops", "pretrain"]
+__all__ = ["PretrainConfig", "PretrainResult", "peak_of", "pretrain"]
