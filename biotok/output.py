@@ -170,7 +170,8 @@ def _contains(parent: Path, child: Path) -> bool:
 
 
 def check_inputs(out: PathLike, inputs: Iterable[PathLike] = ()) -> None:
-    """Refuse an output that is, or contains, one of ``inputs`` ('-' for stdin is ignored)."""
+    """Refuse an output that is, contains, or lies inside one of ``inputs`` (a model or data folder
+    the run reads is never written into; '-' for stdin is ignored). Checked with or without force."""
     dest = _resolved(out)
     for raw in inputs:
         if str(raw) == "-":
@@ -180,6 +181,10 @@ def check_inputs(out: PathLike, inputs: Iterable[PathLike] = ()) -> None:
             what = "is" if dest == src else "contains"
             raise OutputExistsError(
                 f"{out} {what} the input {raw}: writing there would destroy it; choose another output"
+            )
+        if src.is_dir() and _contains(src, dest):
+            raise OutputExistsError(
+                f"{out} is inside the input {raw}: writing there would change it; choose an output outside it"
             )
 
 
@@ -230,12 +235,12 @@ def check_writable(
     """Fail early (before any work) when directory ``out`` may not be written; return it as a Path."""
     p = Path(out)
     inputs = list(inputs)
+    check_inputs(p, inputs)  # an input is never written, even without --force or with it
     if p.exists() or p.is_symlink():
         if not force:
             raise OutputExistsError(f"{p} already exists; pass --force to replace it")
         if not p.is_dir():
             raise OutputExistsError(f"{p} exists and is not a directory")
-        check_inputs(p, inputs)
         _check_replaceable(p, force, marker)
     check_can_create(p)
     return p
@@ -253,9 +258,9 @@ def check_writable_file(
         raise ConfigError(f"cannot write {p}: folder {p.parent} does not exist")
     if p.is_dir():
         raise OutputExistsError(f"{p} is a directory; give a file name")
+    check_inputs(p, inputs)
     if p.exists() and not force:
         raise OutputExistsError(f"{p} already exists; pass --force to replace it")
-    check_inputs(p, inputs)
     check_can_create(p)
     return p
 

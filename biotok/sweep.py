@@ -20,35 +20,15 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Sequence
 
-from biotok.config import TrainConfig
+from biotok.config import SweepConfig, TrainConfig
+from biotok.corpus import iter_lines
 from biotok.errors import BiotokError, ConfigError, CorpusError
-
-DEFAULT_SIZES = (8000, 16000, 32000, 48000, 64000)
-
-
-@dataclass(frozen=True)
-class SweepConfig:
-    """Options of a sweep (the CLI reads its defaults from here)."""
-
-    sizes: tuple[int, ...] = DEFAULT_SIZES
-    hidden_size: int = 768  # for the embedding parameters (vocab x hidden)
-    heldout_fraction: float = 0.1  # lines held out (by hash) to measure on, when no eval corpus is given
-    max_eval_lines: int | None = 20000
-
-    def __post_init__(self) -> None:
-        sizes = tuple(sorted(set(int(s) for s in self.sizes)))
-        if not sizes:
-            raise ConfigError("give at least one vocabulary size")
-        if sizes[0] < 100:
-            raise ConfigError(f"vocabulary sizes must be >= 100, not {sizes[0]}")
-        object.__setattr__(self, "sizes", sizes)
-        if self.hidden_size < 1:
-            raise ConfigError(f"hidden size must be >= 1, not {self.hidden_size}")
-        if not 0 < self.heldout_fraction < 1:
-            raise ConfigError(f"held-out fraction must be between 0 and 1, not {self.heldout_fraction}")
-        if self.max_eval_lines is not None and self.max_eval_lines < 1:
-            raise ConfigError(f"max eval lines must be >= 1, not {self.max_eval_lines}")
-
+from biotok.formats import load
+from biotok.metrics import compare
+from biotok.output import atomic_directory, check_writable
+from biotok.report import json_safe
+from biotok.tokenizer import BiotokTokenizer
+from biotok.train import train_tokenizer
 
 @dataclass(frozen=True)
 class SweepPoint:
@@ -61,6 +41,8 @@ class SweepPoint:
     pieces: int
     embedding_params: int
     path: str  # the trained tokenizer, relative to the sweep folder
+
+MARKER = "sweep.json"  # the file that makes a folder a sweep output (what --force may replace)
 
 
 @dataclass(frozen=True)
@@ -123,6 +105,88 @@ def _split_corpus(lines, fraction: float, train_path: Path, eval_path: Path) -> 
     return n_train, n_eval
 
 
+def _train_and_eval_text(corpus: Sequence[str | os.PathLike[str]], eval_corpus, field_name: str | None,
+                         cfg: SweepConfig, work: Path) -> tuple[list[str], list[str]]:
+    """The files to train on and the lines to measure on: ``eval_corpus`` when given, else the
+    corpus split by a hash of each line (the held-out share written apart in ``work``)."""
+    if eval_corpus:
+        train_files = [str(c) for c in corpus]
+        eval_lines = list(iter_lines(list(eval_corpus), field_name))
+    else:
+        tr, ev = work / "train.txt", work / "heldout.txt"
+        n_train, n_eval = _split_corpus(iter_lines(list(corpus), field_name), cfg.heldout_fraction, tr, ev)
+        if n_eval == 0 or n_train == 0:
+            raise CorpusError(
+                f"the corpus is too small to hold out {cfg.heldout_fraction:.0%} of its lines "
+                f"({n_train + n_eval} lines); give --eval-corpus"
+            )
+        train_files = [str(tr)]
+        eval_lines = ev.read_text(encoding="utf-8").splitlines()
+    if cfg.max_eval_lines is not None:
+        eval_lines = eval_lines[: cfg.max_eval_lines]
+    if not eval_lines:
+        raise CorpusError("no line to measure on")
+    return train_files, eval_lines
+
+
+def _split_names(train_files: list[str]) -> dict[str, str]:
+    """What the provenance records for the temporary training split: a name, not its temp path
+    (which differs on every run and would make two identical sweeps differ)."""
+    return {f: "train.txt (the sweep's training lines)" for f in train_files if Path(f).name == "train.txt"
+            and Path(f).parent.name.startswith("biotok-sweep-")}
+
+
+def _train_sizes(train_files: list[str], sizes: Sequence[int], base: TrainConfig, field_name: str | None,
+                 out: Path, progress: bool) -> tuple[list[tuple[int, str, BiotokTokenizer]], list[tuple[int, str]]]:
+    """Train one tokenizer per size into ``out/tokenizers/``: (size, relative path, tokenizer) of
+    those trained, and (size, reason) of the sizes this corpus could not train."""
+    trained, skipped = [], []
+    bar = _progress_bar(len(sizes)) if progress else None
+    for size in sizes:
+        rel = f"tokenizers/{base.algo}-{size}"
+        dest = out / rel
+        try:
+            train_tokenizer(train_files, replace(base, vocab_size=size, field_name=field_name), dest,
+                            corpus_names=_split_names(train_files))
+        except BiotokError as e:
+            skipped.append((size, str(e)))
+        else:
+            tok = load(str(dest))
+            tok.name = f"{base.algo}-{size}"
+            trained.append((size, rel, tok))
+        if bar is not None:
+            bar.update(1)
+    if bar is not None:
+        bar.close()
+    if not trained:
+        raise ConfigError(f"no vocabulary size could be trained on this corpus: {skipped[0][1]}")
+    return trained, skipped
+
+
+def _progress_bar(total: int):
+    # lazy: tqdm (25 ms) only when a progress bar is asked for
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc="sweep", unit=" size")
+
+
+def _measure(trained: list[tuple[int, str, BiotokTokenizer]], eval_lines: list[str], cfg: SweepConfig,
+             base: TrainConfig, skipped: list[tuple[int, str]], out: str) -> SweepResult:
+    """Each trained size measured on the held-out lines, and the knee of the fertility curve."""
+    cmp = compare([t for _, _, t in trained], eval_lines)
+    points = [SweepPoint(
+        vocab_size=tok.vocab_size, fertility=r.fertility, split_share=r.split_share,
+        mean_sequence_length=r.mean_sequence_length, pieces=r.pieces,
+        embedding_params=tok.vocab_size * cfg.hidden_size, path=rel,
+    ) for (size, rel, tok), r in zip(trained, cmp.results)]
+    k = kneedle([p.vocab_size for p in points], [p.fertility for p in points], "convex")
+    return SweepResult(
+        algo=base.algo, hidden_size=cfg.hidden_size, eval_lines=cmp.results[0].lines,
+        eval_words=cmp.results[0].words, points=tuple(points),
+        knee=points[k].vocab_size if k is not None else None, skipped=tuple(skipped), out=out,
+    )
+
+
 def sweep(
     corpus: Sequence[str | os.PathLike[str]],
     out: str | os.PathLike[str],
@@ -136,77 +200,17 @@ def sweep(
 ) -> SweepResult:
     """Train every size, measure it on held-out text, find the knee; write tokenizers, sweep.json,
     sweep.md and sweep.png into ``out`` (built in a temporary sibling, renamed at the end)."""
-    from biotok.corpus import iter_lines
-    from biotok.metrics import compare
-    from biotok.output import atomic_directory, check_writable
-    from biotok.report import json_safe
-    from biotok import load
-    from biotok.train import train_tokenizer
-
     cfg = config or SweepConfig()
     base = train_config or TrainConfig()
     inputs = [str(c) for c in corpus] + [str(c) for c in (eval_corpus or ())]
-    check_writable(out, force, inputs)
-    points: list[SweepPoint] = []
-    skipped: list[tuple[int, str]] = []
-    with tempfile.TemporaryDirectory(prefix="biotok-sweep-") as work, atomic_directory(out, force, inputs) as tmp:
-        work_p = Path(work)
-        if eval_corpus:
-            train_files: list[str] = [str(c) for c in corpus]
-            eval_lines = list(iter_lines(list(eval_corpus), field_name))
-        else:
-            tr, ev = work_p / "train.txt", work_p / "heldout.txt"
-            n_train, n_eval = _split_corpus(iter_lines(list(corpus), field_name), cfg.heldout_fraction, tr, ev)
-            if n_eval == 0 or n_train == 0:
-                raise CorpusError(
-                    f"the corpus is too small to hold out {cfg.heldout_fraction:.0%} of its lines "
-                    f"({n_train + n_eval} lines); give --eval-corpus"
-                )
-            train_files = [str(tr)]
-            eval_lines = ev.read_text(encoding="utf-8").splitlines()
-        if cfg.max_eval_lines is not None:
-            eval_lines = eval_lines[: cfg.max_eval_lines]
-        if not eval_lines:
-            raise CorpusError("no line to measure on")
-        sizes = cfg.sizes
-        bar = None
-        if progress:
-            from tqdm import tqdm
-
-            bar = tqdm(total=len(sizes), desc="sweep", unit=" size")
-        trained = []
-        for size in sizes:
-            rel = f"tokenizers/{base.algo}-{size}"
-            dest = tmp / rel
-            try:
-                # the held-out split is plain text: the JSON field was already read
-                size_cfg = replace(base, vocab_size=size, field_name=field_name if eval_corpus else None)
-                train_tokenizer(train_files, size_cfg, dest)
-            except BiotokError as e:
-                skipped.append((size, str(e)))
-            else:
-                tok = load(str(dest))
-                tok.name = f"{base.algo}-{size}"
-                trained.append((size, rel, tok))
-            if bar is not None:
-                bar.update(1)
-        if bar is not None:
-            bar.close()
-        if not trained:
-            raise ConfigError(f"no vocabulary size could be trained on this corpus: {skipped[0][1]}")
-        cmp = compare([t for _, _, t in trained], eval_lines)
-        for (size, rel, tok), r in zip(trained, cmp.results):
-            points.append(SweepPoint(
-                vocab_size=tok.vocab_size, fertility=r.fertility, split_share=r.split_share,
-                mean_sequence_length=r.mean_sequence_length, pieces=r.pieces,
-                embedding_params=tok.vocab_size * cfg.hidden_size, path=rel,
-            ))
-        k = kneedle([p.vocab_size for p in points], [p.fertility for p in points], "convex")
-        result = SweepResult(
-            algo=base.algo, hidden_size=cfg.hidden_size, eval_lines=cmp.results[0].lines,
-            eval_words=cmp.results[0].words, points=tuple(points),
-            knee=points[k].vocab_size if k is not None else None, skipped=tuple(skipped), out=str(out),
-        )
+    check_writable(out, force, inputs, marker=MARKER)
+    with tempfile.TemporaryDirectory(prefix="biotok-sweep-") as work, \
+            atomic_directory(out, force, inputs, marker=MARKER) as tmp:
+        train_files, eval_lines = _train_and_eval_text(corpus, eval_corpus, field_name, cfg, Path(work))
+        # the held-out split is plain text: the JSON field was already read
+        trained, skipped = _train_sizes(train_files, cfg.sizes, base, field_name if eval_corpus else None, tmp,
+                                        progress)
+        result = _measure(trained, eval_lines, cfg, base, skipped, str(out))
         (tmp / "sweep.json").write_text(json.dumps(json_safe(result.as_dict()), indent=2, ensure_ascii=False) + "\n",
                                         encoding="utf-8")
         plot_sweep(result, tmp / "sweep.png")
@@ -237,10 +241,11 @@ def sweep_markdown(r: SweepResult) -> str:
 
 def plot_sweep(r: SweepResult, path: str | os.PathLike[str]) -> Path:
     """Three panels against vocabulary size: fertility (knee marked), pieces per line, embedding params."""
+    # lazy: matplotlib (100-600 ms) only when a figure is drawn
     import matplotlib
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # lazy: as above, once the Agg backend is chosen
 
     xs = [p.vocab_size for p in r.points]
     fig, axes = plt.subplots(1, 3, figsize=(13, 4))

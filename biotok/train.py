@@ -14,9 +14,11 @@ from biotok.artifact import MARKER as ARTIFACT_MARKER
 from biotok.artifact import write_artifact
 from biotok.backends import BACKENDS
 from biotok.config import NormalizeConfig, TrainConfig
-from biotok.corpus import file_sha256, resolve
+from biotok.corpus import resolve
 from biotok.counting import count_corpus, meta_path, read_count_files, read_counts_meta
 from biotok.errors import ConfigError, CorpusError, VocabSizeError
+from biotok.formats.hf import load_hf
+from biotok.io import sha256_file
 from biotok.output import check_writable
 
 logger = logging.getLogger(__name__)
@@ -43,8 +45,6 @@ class TrainResult:
 
     def load(self):
         """The trained tokenizer, loaded (a :class:`~biotok.tokenizer.BiotokTokenizer`)."""
-        from biotok.formats.hf import load_hf
-
         return load_hf(self.path)
 
 
@@ -73,7 +73,7 @@ def counts_from_files(paths: Sequence[str | os.PathLike[str]], cfg: TrainConfig)
     stats = {"lines": 0, "words": 0, "characters": 0, "split_lines": 0, "files": []}
     complete = True
     for p in paths:
-        entry: dict = {"path": str(p), "bytes": os.path.getsize(p), "sha256": file_sha256(str(p))}
+        entry: dict = {"path": str(p), "bytes": os.path.getsize(p), "sha256": sha256_file(p)}
         meta = read_counts_meta(p)
         if meta is None:
             complete = False
@@ -110,12 +110,14 @@ def train_tokenizer(
     progress: bool = False,
     workers: int | None = None,
     from_counts: Sequence[str | os.PathLike[str]] = (),
+    corpus_names: dict[str, str] | None = None,
 ) -> TrainResult:
     """Train a tokenizer on ``corpus`` (files, dirs, '-') or on ``from_counts``; save it to ``out``.
 
     The first pass normalizes and counts words on ``workers`` processes (default: every core;
     the result never depends on it); ``from_counts`` instead merges count files written by
-    ``biotok count`` (shards of a corpus add up). Raises a :class:`~biotok.errors.BiotokError`
+    ``biotok count`` (shards of a corpus add up). ``corpus_names`` maps a corpus path to the name
+    the provenance records for it (a temporary file). Raises a :class:`~biotok.errors.BiotokError`
     for bad input; nothing is written then.
     """
     cfg = config or TrainConfig()
@@ -133,6 +135,8 @@ def train_tokenizer(
         files = resolve(corpus)
         counted = count_corpus(files, cfg.normalize, field_name=cfg.field_name, workers=workers, progress=progress)
         counts, source = counted.counts, {"corpus": counted.stats()}
+        for entry in source["corpus"].get("files", []):
+            entry["path"] = (corpus_names or {}).get(str(entry["path"]), entry["path"])
         if not counts:
             names = ", ".join(cf.name for cf in files)
             what = "no non-blank line" if counted.lines == 0 else "no word left after normalization"

@@ -13,6 +13,7 @@ writing to the same ``--out`` removes the siblings of processes that are gone.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -427,3 +428,45 @@ def test_outputs_get_the_users_umask_not_private_modes(tmp_path, corpus, tok):
             want = "0o755" if (d / rel).is_dir() else "0o644"
             assert mode == want, (d, rel, mode)
     assert modes(tmp_path / "counts.tsv")["."] == "0o644"
+
+
+# --- issue 24: the output policy, machine-sized numbers, click's own usage errors ------------------
+def test_sweep_force_never_replaces_a_folder_that_is_not_a_sweep(tmp_path, corpus):
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("keep me", encoding="utf-8")
+    before = tree_digest(mine)
+    r = run("sweep", corpus, "--sizes", "200,300", "--algo", "wordpiece", "--out", mine, "--force", "--no-progress")
+    assert_contract(r, PROG, mine, "not a biotok output")
+    assert tree_digest(mine) == before and leftovers(tmp_path, "mine") == []
+
+
+def test_sweep_twice_gives_the_same_files(tmp_path, corpus):
+    outs = []
+    for _ in range(2):
+        r = run("sweep", corpus, "--sizes", "300,400", "--algo", "wordpiece", "--out", tmp_path / "s", "--force",
+                "--no-progress")
+        assert r.exit_code == 0, r.output
+        outs.append(tree_digest(tmp_path / "s"))
+        meta = json.loads((tmp_path / "s" / "tokenizers" / "wordpiece-300" / "biotok.json").read_text("utf-8"))
+        assert "biotok-sweep-" not in json.dumps(meta["corpus"])  # no temporary folder in the provenance
+    differ = {k for k in outs[0] if outs[0][k] != outs[1].get(k)}
+    assert differ <= {f"tokenizers/wordpiece-{n}/biotok.json" for n in (300, 400)}  # their training_seconds
+
+
+def test_absurd_worker_count_is_refused_before_any_process_starts(tmp_path, corpus):
+    r = run("train", corpus, "--algo", "wordpiece", "--vocab-size", 400, "--workers", 100000, "--out",
+            tmp_path / "t", "-q")
+    assert_contract(r, PROG, "100000", "--workers")
+    assert not (tmp_path / "t").exists()
+
+
+@pytest.mark.parametrize("args,named", [
+    (("train",), "CORPUS"),
+    (("train", "c.txt", "--vocab-size", "abc"), "--vocab-size"),
+    (("train", "c.txt", "--vocab-size", "0"), "--vocab-size"),
+    (("trainn",), "trainn"),
+    (("compare", "bert", "--corpus"), "--corpus"),
+])
+def test_click_usage_errors_are_one_line(args, named):
+    assert_contract(run(*args), PROG, named)

@@ -329,3 +329,58 @@ def test_prepared_data_and_runs_get_the_users_umask(tmp_path, corpus, tok):
         for rel, mode in modes(d).items():
             want = "0o755" if (d / rel).is_dir() else "0o644"
             assert mode == want, (d, rel, mode)
+
+
+# --- issue 24, output policy: never an input, a model or corpus it reads, nor a foreign folder -----
+def test_mlm_never_trains_over_its_own_base(tmp_path, data, model):
+    base = _copy(model, tmp_path / "base")
+    before = tree_digest(base)
+    r = run("mlm", data, "--init-from", base, "--out", base, "--steps", 1, "--batch-size", 2, "--device", "cpu",
+            "--no-progress", "--force")
+    assert_contract(r, PROG, base, "input")
+    assert tree_digest(base) == before
+
+
+def test_mlm_into_an_existing_run_needs_force_and_never_replaces_a_foreign_folder(tmp_path, data, model):
+    run_dir = _copy(model, tmp_path / "run")
+    before = tree_digest(run_dir)
+    args = ("mlm", data, "--steps", 1, "--batch-size", 2, "--device", "cpu", "--no-progress", "--report-to", "none")
+    assert_contract(run(*args, "--out", run_dir), PROG, run_dir, "--force")
+    assert tree_digest(run_dir) == before
+    foreign = tmp_path / "my-model"
+    foreign.mkdir()
+    (foreign / "config.json").write_text("{}", encoding="utf-8")
+    (foreign / "notes.txt").write_text("mine", encoding="utf-8")
+    mine = tree_digest(foreign)
+    assert_contract(run(*args, "--out", foreign, "--force"), PROG, foreign, "not a biotok pretraining run")
+    assert tree_digest(foreign) == mine
+    r = run(*args, "--out", run_dir, "--force")  # a previous run is replaced when asked
+    assert r.exit_code == 0, r.output
+
+
+def test_eval_mlm_never_overwrites_its_corpus_or_its_model(tmp_path, model, corpus):
+    c = tmp_path / "corpus.txt"
+    shutil.copy(corpus, c)
+    m = _copy(model, tmp_path / "m")
+    before_c, before_m = tree_digest(c), tree_digest(m)
+    assert_contract(run("eval-mlm", m, "--corpus", c, "--n-words", 5, "--out", c, "--force"), PROG, c, "input")
+    assert_contract(run("eval-mlm", m, "--corpus", c, "--n-words", 5, "--out", m / "config.json", "--force"),
+                    PROG, "config.json", "input")
+    assert tree_digest(c) == before_c and tree_digest(m) == before_m
+
+
+def test_bench_never_writes_into_the_model_it_evaluates(tmp_path, model):
+    m = _copy(model, tmp_path / "m")
+    before = tree_digest(m)
+    r = run("bench", m, "--suite", "fr", "--out", m, "--force", "-q")
+    assert_contract(r, PROG, m, "input")
+    assert tree_digest(m) == before
+
+
+def test_finetune_never_writes_into_the_model(tmp_path, model, bio):
+    m = _copy(model, tmp_path / "m")
+    before = tree_digest(m)
+    r = run("finetune", m, "--task-type", "ner", "--train", bio / "train.tsv", "--dev", bio / "dev.tsv",
+            "--test", bio / "test.tsv", "--epochs", 1, "--max-steps", 1, "--out", m / "ner", "-q")
+    assert_contract(r, PROG, "input")
+    assert tree_digest(m) == before

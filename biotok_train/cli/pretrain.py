@@ -62,11 +62,13 @@ train_options = stack(
                       "beside the unigram floor and the most-frequent-piece top-1 (also in OUT/heldout.json)."),
     click.option("--device", default=_d("device"), help="cuda, cuda:1, cpu [cuda when available]."),
     report_to_option,
+    force_option,
     progress_option,
 )
 
 
-def _run(data: str, out: str | None, resume: bool, tokenizer: str | None, progress: bool, **options) -> None:
+def _run(data: str, out: str | None, resume: bool, tokenizer: str | None, progress: bool, force: bool,
+         **options) -> None:
     """Check the data (and tokenizer), pretrain, print one summary line."""
     from biotok_train.pretrain.loop import pretrain
     from biotok_train.pretrain.prepare import check_tokenizer
@@ -76,7 +78,7 @@ def _run(data: str, out: str | None, resume: bool, tokenizer: str | None, progre
     if tokenizer:
         check_tokenizer(data, tokenizer)
     out = out or f"runs/{config.objective if config.objective == 'electra' else config.arch}-{config.size}"
-    r = pretrain(data, config, out, resume=resume, progress=progress)
+    r = pretrain(data, config, out, resume=resume, progress=progress, force=force)
     from biotok_train.evaluate.heldout import describe
 
     mfu = f"{100 * r.mfu:.1f} %" if r.mfu is not None else "n/a"

@@ -1,7 +1,7 @@
 """``biotok-train bench``: fine-tune one model on a suite's tasks over several seeds, and fold the
 scores into one number the way BLURB does.
 
-For every task (a :class:`~biotok_train.datasets.tasks.TaskSpec`) and seed, :func:`biotok_train.finetune.run`
+For every task (a :class:`~biotok_train.tasks.TaskSpec`) and seed, :func:`biotok_train.finetune.run`
 trains the task's head and scores test with the benchmark's own metric. A task's score is the
 mean (± sample standard deviation) over seeds; the suite score is the mean of the task scores
 within each family (NER, relation extraction, similarity, classification, QA), then the mean
@@ -20,41 +20,19 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from biotok.errors import ConfigError
 from biotok.output import atomic_directory, check_writable
-from biotok_train.config import FinetuneConfig
-from biotok_train.datasets.tasks import SUITES, UNAVAILABLE, TaskSpec, get_task, suite_tasks
-from biotok_train.evaluate.scores import mean_std, suite_score
+from biotok_train.config import BenchConfig, FinetuneConfig
+from biotok_train.tasks import UNAVAILABLE, TaskSpec, get_task, load, suite_tasks
+from biotok_train.evaluate.scores import suite_score
+from biotok_train.stats import summarize_seeds
 
 log = logging.getLogger(__name__)
 PathLike = str | os.PathLike[str]
 
 
-@dataclass(frozen=True)
-class BenchConfig:
-    """A benchmark run: the ``suite`` (blurb or fr), the fine-tuning ``seeds``, ``tasks`` (names;
-    empty: every task of the suite) and the fine-tuning recipe shared by all tasks."""
-
-    suite: str = "blurb"
-    seeds: tuple[int, ...] = (0, 1, 2)
-    tasks: tuple[str, ...] = ()
-    finetune: FinetuneConfig = FinetuneConfig()
-
-    def __post_init__(self) -> None:
-        if self.suite not in SUITES:
-            raise ConfigError(f"unknown suite {self.suite!r} (one of {', '.join(SUITES)})")
-        object.__setattr__(self, "seeds", tuple(int(s) for s in self.seeds))
-        object.__setattr__(self, "tasks", tuple(self.tasks))
-        if not self.seeds:
-            raise ConfigError("--seeds needs at least one seed")
-        if len(set(self.seeds)) != len(self.seeds):
-            raise ConfigError("--seeds lists a seed twice")
-        if len(set(self.tasks)) != len(self.tasks):
-            raise ConfigError("--tasks lists a task twice")
-
-    def specs(self) -> list[TaskSpec]:
-        """The tasks to run: ``tasks`` by name (any registered task), else the suite's."""
-        return [get_task(t) for t in self.tasks] if self.tasks else suite_tasks(self.suite)
+def bench_tasks(config: BenchConfig) -> list[TaskSpec]:
+    """The tasks to run: ``config.tasks`` by name (any registered task), else the suite's."""
+    return [get_task(t) for t in config.tasks] if config.tasks else suite_tasks(config.suite)
 
 
 @dataclass(frozen=True)
@@ -67,7 +45,7 @@ class TaskScore:
     metric: str
     by_seed: dict[int, float]
     mean: float
-    std: float
+    std: float | None  # sample std over seeds; None for one seed (see biotok_train.stats.summarize_seeds)
     setup: str  # the options that shape the task (scheme, nested policy, relation input...)
     description: str = ""
 
@@ -99,24 +77,27 @@ def _setup_note(info: dict) -> str:
 
 def run_bench(model: PathLike, config: BenchConfig = BenchConfig(), out: PathLike | None = None, *,
               data_dir: PathLike | None = None, cache: PathLike | None = None, force: bool = False,
-              progress: bool = True) -> BenchResult:
+              progress: bool = True, bar: bool | None = None) -> BenchResult:
     """Fine-tune ``model`` on every task of ``config`` for every seed; with ``out``, write
     bench.md, bench.json, bench.png and runs/ there (refused when ``out`` exists without ``force``).
 
     Every task's data is read (and checked) before any training, so a bad file fails fast.
+    ``bar``: a progress bar per run over its optimizer steps (None: with ``progress``, when stderr
+    is a terminal).
     """
     from biotok_train.finetune import make_head, run
     from biotok_train.finetune.engine import write_results
     from biotok_train.finetune.relation import can_mark
 
+    inputs = [p for p in (model, data_dir, cache) if p is not None and Path(p).exists()]
     if out is not None:
-        check_writable(out, force)
-    specs = config.specs()
+        check_writable(out, force, inputs, marker="bench.json")
+    specs = bench_tasks(config)
     data = {}
     for spec in specs:
         if progress:
             log.info("reading %s", spec.name)
-        data[spec.name] = spec.load(data_dir, cache)
+        data[spec.name] = load(spec, data_dir, cache)
     runs = []
     for spec in specs:
         cfg = config.finetune
@@ -129,20 +110,21 @@ def run_bench(model: PathLike, config: BenchConfig = BenchConfig(), out: PathLik
                 log.info("%s, seed %d", spec.name, seed)
             seeded = dataclasses.replace(cfg, seed=seed)
             runs.append((spec, seed, seeded, note,
-                         run(model, spec, data[spec.name], spec.task_type, seeded, None, progress=progress)))
+                         run(model, spec, data[spec.name], spec.task_type, seeded, None, progress=progress,
+                             bar=bar)))
     scores = []
     for spec in specs:
         mine = [(seed, note, res) for s, seed, _, note, res in runs if s is spec]
         values = {seed: float(res.metrics[spec.metric]) for seed, _, res in mine}
-        mean, std = mean_std(list(values.values()))
-        scores.append(TaskScore(spec.name, spec.family, spec.task_type, spec.metric, values, mean, std,
+        over = summarize_seeds(list(values.values()))
+        scores.append(TaskScore(spec.name, spec.family, spec.task_type, spec.metric, values, over.mean, over.std,
                                 _setup_note(mine[0][2].task_info) + mine[0][1], spec.description))
     folded = suite_score([(t.task, t.family, t.mean) for t in scores])
     not_run = dict(UNAVAILABLE) if config.suite == "blurb" and not config.tasks else {}  # BLURB tasks not staged
     result = BenchResult(str(model), config.suite, config.seeds, config.finetune, scores, dict(folded.by_family),
                          folded.value, not_run)
     if out is not None:
-        with atomic_directory(out, force) as tmp:
+        with atomic_directory(out, force, inputs, marker="bench.json") as tmp:
             for spec, seed, seeded, _, res in runs:
                 write_results(res, make_head(spec.task_type, seeded, spec), data[spec.name].test, res.predictions,
                               tmp / "runs" / spec.name / f"seed-{seed}")
@@ -170,8 +152,8 @@ def format_bench(result: BenchResult) -> str:
     ]
     for t in result.tasks:
         per = " ".join(f"{t.by_seed[s]:.4f}" for s in result.seeds)
-        lines.append(f"| {t.task} | {t.family} | {t.task_type} | {t.metric} | {t.mean:.4f} ± {t.std:.4f} | {per} | "
-                     f"{t.setup or '-'} |")
+        score = f"{t.mean:.4f}" + (f" ± {t.std:.4f}" if t.std is not None else "")  # one seed: no std
+        lines.append(f"| {t.task} | {t.family} | {t.task_type} | {t.metric} | {score} | {per} | {t.setup or '-'} |")
     lines += ["", "| family | tasks | mean |", "|---|---|---|"]
     for fam, v in result.by_family.items():
         names = ", ".join(t.task for t in result.tasks if t.family == fam)
@@ -179,8 +161,8 @@ def format_bench(result: BenchResult) -> str:
     c = result.config
     lines += ["", f"Recipe: {c.epochs} epochs, lr {', '.join(f'{x:g}' for x in c.learning_rates())}"
               f"{' (best on dev)' if c.lr_grid else ''}, batch {c.batch_size}, max length {c.max_length}, "
-              f"patience {c.patience}, warm-up {c.warmup:g}, weight decay {c.weight_decay:g}, layer decay "
-              f"{c.layer_decay:g}, train fraction {c.train_fraction:g}"
+              f"patience {c.patience}, warm-up {c.optim.warmup:g}, weight decay {c.optim.weight_decay:g}, layer decay "
+              f"{c.optim.layer_decay:g}, train fraction {c.train_fraction:g}"
               f"{f', max steps {c.max_steps}' if c.max_steps else ''}."]
     if result.not_run:
         lines += ["", "Not run (not in the shared data): " + "; ".join(f"{k}: {v}" for k, v in result.not_run.items())
@@ -203,7 +185,7 @@ def plot_bench(result: BenchResult, path: PathLike) -> Path:
     fig, ax = plt.subplots(figsize=(7, 0.45 * len(tasks) + 1.6), dpi=110)
     ys = list(range(len(tasks)))[::-1]
     for y, t in zip(ys, tasks):
-        ax.barh(y, t.mean, xerr=t.std, color=colours[t.family], alpha=0.75, capsize=3,
+        ax.barh(y, t.mean, xerr=t.std or 0, color=colours[t.family], alpha=0.75, capsize=3,
                 label=t.family if t is next(x for x in tasks if x.family == t.family) else None)
         ax.plot([t.by_seed[s] for s in result.seeds], [y] * len(result.seeds), "k.", markersize=4)
     ax.set_yticks(ys, [f"{t.task} ({t.metric})" for t in tasks], fontsize=8)
@@ -219,4 +201,4 @@ def plot_bench(result: BenchResult, path: PathLike) -> Path:
     return Path(path)
 
 
-__all__ = ["BenchConfig", "BenchResult", "TaskScore", "format_bench", "plot_bench", "run_bench"]
+__all__ = ["BenchResult", "TaskScore", "bench_tasks", "format_bench", "plot_bench", "run_bench"]

@@ -234,13 +234,14 @@ def eval_mlm(
     with ``out``, write the result as JSON there (refused when it exists without ``force``)."""
     from biotok.corpus import iter_lines
 
+    inputs = [model_path, *corpus]
     if out is not None:
-        check_writable_file(out, force)
+        check_writable_file(out, force, inputs)
     samples = sample_words(iter_lines(corpus, field_name), n_words, seed)
     model, tok = load_mlm(model_path)
     result = masked_word_accuracy(model, tok, samples, batch_size=batch_size, name=str(model_path))
     if out is not None:
-        with atomic_file(out, force) as tmp:
+        with atomic_file(out, force, inputs) as tmp:
             tmp.write_text(json.dumps(result.to_dict(), indent=2) + "\n", encoding="utf-8")
     return result
 

@@ -3,13 +3,13 @@ task type, the *heads* (:data:`HEADS`): :mod:`.ner` (token classification), :mod
 (single-label), :mod:`.relation` (single-label on masked or marked entities), :mod:`.multilabel`,
 :mod:`.pair` (pair regression), :mod:`.yesno` (question + context classification) and :mod:`.mcq`
 (multiple choice with several right answers). :func:`finetune` is the single entry: a model, a
-task (a registered name, a user's :class:`~biotok_train.datasets.examples.TaskData`, a BIO path,
-or a loaded dataset) and a :class:`FinetuneConfig`; with a learning-rate grid it runs once per
+task (a registered name, a :class:`~biotok_train.tasks.TaskSpec`, a BIO path, or data read by
+:func:`biotok_train.tasks.load`, a :class:`~biotok_train.tasks.TaskData`) and a :class:`FinetuneConfig`; with a learning-rate grid it runs once per
 rate and keeps the best on dev.
 
 Adding a task type: write ``finetune/<task>.py`` with a class following
 :class:`~biotok_train.finetune.engine.Task`, list it in :data:`HEADS` and :func:`make_head`, and
-register named tasks for it in :mod:`biotok_train.datasets.tasks`. torch is imported only when
+register named tasks for it in :mod:`biotok_train.tasks.registry`. torch is imported only when
 training starts.
 """
 
@@ -22,8 +22,7 @@ from typing import Any, Callable
 from biotok.errors import ConfigError
 from biotok.output import check_writable
 from biotok_train.config import FinetuneConfig
-from biotok_train.datasets.examples import TaskData
-from biotok_train.datasets.tasks import TASKS, TaskSpec, get_task, plain_spec
+from biotok_train.tasks import TaskData, TaskSpec, load, plain_spec
 from biotok_train.finetune.classify import ClassifyTask, format_cls_report
 from biotok_train.finetune.common import Metric
 from biotok_train.finetune.engine import MARKER as RESULTS_MARKER
@@ -90,37 +89,22 @@ def task_info(spec: TaskSpec | None, task_type: str, config: FinetuneConfig) -> 
     return info
 
 
-def resolve(dataset: Any, task: str | None = None, data_dir: str | os.PathLike[str] | None = None,
-            cache: str | os.PathLike[str] | None = None) -> tuple[TaskSpec | None, Any, str]:
-    """(spec or None, loaded data, task type) of what :func:`finetune` was given: a registered
-    task name, a :class:`TaskSpec`, a :class:`TaskData`, a BIO path, or a loaded dataset."""
-    from biotok_train import datasets
-
-    spec: TaskSpec | None = None
-    if isinstance(dataset, TaskSpec):
-        spec, dataset = dataset, dataset.load(data_dir, cache)
-    elif isinstance(dataset, (str, os.PathLike)):
-        name = str(dataset)
-        if name in TASKS:
-            spec = TASKS[name]
-            dataset = spec.load(data_dir, cache)
-        elif not os.path.exists(name) and "/" not in name and "." not in name:
-            get_task(name)  # an unknown or unavailable task name: one clear error
-        else:
-            dataset = datasets.load_dataset(name, data_dir)
-    elif isinstance(dataset, TaskData):
-        named = TASKS.get(dataset.name)
-        spec = named if named is not None and named.task_type == dataset.task_type else plain_spec(dataset)
-    if spec is not None:
-        return spec, dataset, task or spec.task_type
-    kind = task or getattr(dataset, "task_type", None) or getattr(dataset, "task", None) or (
-        "ner" if isinstance(dataset, datasets.NerDataset) else "classify")
-    return None, dataset, kind
+def resolve(task: str | os.PathLike[str] | TaskSpec | TaskData, task_type: str | None = None,
+            data_dir: str | os.PathLike[str] | None = None,
+            cache: str | os.PathLike[str] | None = None) -> tuple[TaskSpec, TaskData, str]:
+    """(spec, data, task type) of what :func:`finetune` was given. ``task``: data read by
+    :func:`biotok_train.tasks.load`, or what it reads (a registered name, a :class:`TaskSpec`, a
+    BIO path). The spec is the one the data was loaded as; data without one (built by hand, a BIO
+    path) is scored by its task type's default metric (:func:`~biotok_train.tasks.plain_spec`).
+    ``task_type`` overrides the spec's."""
+    data = task if isinstance(task, TaskData) else load(task, data_dir, cache)
+    spec = data.spec if data.spec is not None else plain_spec(data)
+    return spec, data, task_type or spec.task_type
 
 
 def finetune(
     model: str | os.PathLike[str],
-    dataset: Any,
+    dataset: str | os.PathLike[str] | TaskSpec | TaskData,
     config: FinetuneConfig = FinetuneConfig(),
     out: str | os.PathLike[str] | None = None,
     *,
@@ -129,34 +113,38 @@ def finetune(
     cache: str | os.PathLike[str] | None = None,
     force: bool = False,
     progress: bool = True,
+    bar: bool | None = None,
 ) -> FinetuneResult:
     """Fine-tune ``model`` on ``dataset`` and score it on test; with ``out``, write results.json,
     predictions.jsonl (and test_predictions.tsv) there.
 
-    ``dataset``: a registered task name (:data:`biotok_train.datasets.tasks.TASKS`), a
-    :class:`TaskSpec` or :class:`TaskData`, a BIO file/folder (NER), or a loaded dataset;
-    ``task`` overrides the task type. With ``config.lr_grid`` one run per learning rate, the
+    ``dataset``: a registered task name (:data:`biotok_train.tasks.TASKS`), a :class:`TaskSpec`,
+    a BIO file/folder (NER), or :class:`TaskData` (:func:`biotok_train.tasks.load`); ``task``
+    overrides the task type. With ``config.lr_grid`` one run per learning rate, the
     best dev score kept (its test score is the result; every rate's dev score is in ``lr_search``).
+    ``progress``: log lines; ``bar``: a progress bar over the optimizer steps (None: with
+    ``progress``, when stderr is a terminal).
     """
     spec, data, kind = resolve(dataset, task, data_dir, cache)
-    return run(model, spec, data, kind, config, out, force=force, progress=progress)
+    return run(model, spec, data, kind, config, out, force=force, progress=progress, bar=bar)
 
 
-def run(model: str | os.PathLike[str], spec: TaskSpec | None, data: Any, task_type: str,
+def run(model: str | os.PathLike[str], spec: TaskSpec | None, data: TaskData, task_type: str,
         config: FinetuneConfig = FinetuneConfig(), out: str | os.PathLike[str] | None = None, *,
-        force: bool = False, progress: bool = True) -> FinetuneResult:
+        force: bool = False, progress: bool = True, bar: bool | None = None) -> FinetuneResult:
     """:func:`finetune` on loaded data: the learning-rate grid over :func:`fit`, then the writing."""
     if out is not None:
-        check_writable(out, force, marker=RESULTS_MARKER)
+        check_writable(out, force, [model], marker=RESULTS_MARKER)  # never into the model it reads
     if task_type == "relation" and config.relation_input == "markers" and not can_mark(data.train):
-        raise ConfigError(f"{getattr(data, 'name', 'dataset')}: --relation-input markers needs the unmasked sentence "
+        raise ConfigError(f"{data.name}: --relation-input markers needs the unmasked sentence "
                           "and both entity spans (this set is masked only: use --relation-input mask)")
     results = []
     for lr in config.learning_rates():
-        cfg = dataclasses.replace(config, lr=lr)
-        results.append(fit(model, make_head(task_type, cfg, spec), data, cfg, None, force=force, progress=progress))
+        cfg = config.with_lr(lr)
+        results.append(fit(model, make_head(task_type, cfg, spec), data, cfg, None, force=force, progress=progress,
+                           bar=bar))
     best = max(results, key=lambda r: r.dev_score)  # the first of equal ones: the grid's order
-    search = [{"lr": r.config.lr, f"dev_{r.dev_metric}": r.dev_score, "best_epoch": r.best_epoch} for r in results]
+    search = [{"lr": r.config.optim.lr, f"dev_{r.dev_metric}": r.dev_score, "best_epoch": r.best_epoch} for r in results]
     best = dataclasses.replace(best, lr_search=search if len(results) > 1 else [],
                                task_info=task_info(spec, task_type, config))
     if out is not None:
@@ -177,7 +165,7 @@ def format_result(result: FinetuneResult) -> str:
     setup = [f"{k} {v}" for k, v in info.items() if k in ("scheme", "nested", "relation_input", "threshold",
                                                              "train_fraction")]
     if result.lr_search:
-        setup.append("lr " + ", ".join(f"{r['lr']:g}" for r in result.lr_search) + f" -> {result.config.lr:g} (dev)")
+        setup.append("lr " + ", ".join(f"{r['lr']:g}" for r in result.lr_search) + f" -> {result.config.optim.lr:g} (dev)")
     if setup:
         lines.append("setup: " + "; ".join(setup))
     return "\n".join(lines)
@@ -185,6 +173,3 @@ def format_result(result: FinetuneResult) -> str:
 
 __all__ = ["FinetuneConfig", "FinetuneResult", "HEADS", "Task", "finetune", "fit", "format_result", "make_head",
            "resolve", "run", "task_info"]
-from biotok_train._verbs import make_verb  # noqa: E402
-
-make_verb(__name__, "biotok_train.finetune:finetune")  # biotok_train.X(...) calls it

@@ -45,7 +45,7 @@ class Scores:
 class Task(Protocol):
     """What :func:`fit` needs from a task; one small class per task type (see ner.py, classify.py).
 
-    ``examples`` are a dataset split's items (e.g. :class:`~biotok_train.datasets.Sentence`);
+    ``examples`` are a dataset split's items (e.g. :class:`~biotok.datasets.bio.Sentence`);
     ``features`` whatever :meth:`encode` makes of them (several per example is fine);
     ``labels`` the label names of :meth:`labels` (index = class id).
     """
@@ -94,16 +94,45 @@ def label_kwargs(labels: list[str]) -> dict:
 
 
 def pad_rows(rows: Sequence[Sequence[int]], pad_id: int):
-    """(input_ids, attention_mask): ``rows`` right-padded to the longest, as long tensors."""
+    """(input_ids, attention_mask): ``rows`` right-padded to the longest of them (not to
+    ``max_length``), as long tensors built in one call each."""
     import torch
 
     width = max(len(r) for r in rows)
-    ids = torch.full((len(rows), width), pad_id, dtype=torch.long)
-    mask = torch.zeros((len(rows), width), dtype=torch.long)
-    for i, r in enumerate(rows):
-        ids[i, : len(r)] = torch.tensor(list(r), dtype=torch.long)
-        mask[i, : len(r)] = 1
+    ids = torch.tensor([[*r, *([pad_id] * (width - len(r)))] for r in rows], dtype=torch.long)
+    mask = torch.tensor([[1] * len(r) + [0] * (width - len(r)) for r in rows], dtype=torch.long)
     return ids, mask
+
+
+def feature_length(task: Task, feature: Any) -> int:
+    """The pieces a feature puts in a batch row: the task's ``length(feature)`` hook where it has
+    one (multiple choice: its longest option), else ``len(feature.input_ids)``."""
+    if hasattr(task, "length"):
+        return task.length(feature)
+    return len(feature.input_ids)
+
+
+MEGA_BATCHES = 50  # batches per length-sorted group, as transformers' LengthGroupedSampler
+
+
+def length_grouped_order(lengths: Sequence[int], batch_size: int, gen: random.Random) -> list[int]:
+    """Indices of ``lengths`` so that consecutive runs of ``batch_size`` have similar lengths,
+    as transformers' ``group_by_length`` sampler: shuffle, cut into mega-batches of
+    min(50, n / (4 batch_size)) batches, sort each by length (longest first, ties in shuffled
+    order), and move the longest feature of all to the front (a too-long batch fails at once).
+    Deterministic given ``gen``'s state."""
+    n = len(lengths)
+    order = list(range(n))
+    gen.shuffle(order)
+    size = max(1, min(n // (batch_size * 4), MEGA_BATCHES)) * batch_size
+    megas = [sorted(order[i : i + size], key=lambda j: -lengths[j]) for i in range(0, n, size)]
+    if megas:
+        top = max(range(len(megas)), key=lambda m: (lengths[megas[m][0]], -m))
+        megas[0][0], megas[top][0] = megas[top][0], megas[0][0]
+    return [i for m in megas for i in m]
+
+
+EVAL_BATCH_FACTOR = 4  # evaluation batches are this many training batches (no activations kept)
 
 
 @dataclass(frozen=True)
@@ -158,61 +187,192 @@ def fit(
     *,
     force: bool = False,
     progress: bool = True,
+    bar: bool | None = None,
 ) -> FinetuneResult:
     """Fine-tune ``model_path`` on ``dataset`` (``train``/``dev``/``test`` splits) for ``task``;
     with ``out``, write results.json, predictions.jsonl and test_predictions.tsv there (refused when
-    it exists without ``force``). ``progress`` logs one line per epoch (logger ``biotok_train.finetune``).
-    ``config.train_fraction`` < 1 trains on a fixed subset (:func:`train_subset`); ``config.lr_grid``
-    is not looked at here (:func:`biotok_train.finetune.run` loops over it)."""
-    from biotok_train.optim import build  # imports torch: not at module level
-
+    it exists without ``force``). ``progress`` logs one line per epoch (logger ``biotok_train.finetune``);
+    ``bar`` shows a progress bar over the optimizer steps on stderr (None: with ``progress``, when
+    stderr is a terminal). ``config.train_fraction`` < 1 trains on a fixed subset (:func:`train_subset`);
+    ``config.threads`` > 0 sets torch's CPU threads for the run; ``config.lr_grid`` is not looked at
+    here (:func:`biotok_train.finetune.run` loops over it)."""
     t0 = time.time()
     if out is not None:
-        check_writable(out, force, marker=MARKER)
-    tok, labels, model, max_len = _setup(model_path, task, dataset, config)
-    device = next(model.parameters()).device
-    pad = frame_ids(tok)[2]
-    train = list(dataset.train[: config.max_train_sentences] if config.max_train_sentences else dataset.train)
-    train = train_subset(train, config.train_fraction)
-    features = task.encode(tok, train, labels, max_len)
-    if progress:
-        log.info("%s: %d train / %d dev / %d test examples, %d labels", dataset.name, len(train), len(dataset.dev),
-                 len(dataset.test), len(labels))
-    total = math.ceil(len(features) / config.batch_size) * config.epochs
-    total = min(total, config.max_steps) if config.max_steps else total
-    optimizer, scheduler = build(model, config.optim_config(), total)
-    gen = random.Random(config.seed)
-    best = _Best(config.patience)
-    history: list[dict] = []
-    step = 0
-    for epoch in range(1, config.epochs + 1):
-        order = list(range(len(features)))
-        gen.shuffle(order)
-        losses, step = _train_epoch(model, task, features, order, config, pad, optimizer, scheduler, device, step,
-                                    total)
-        dev_pred, dev_loss = predict(model, task, tok, dataset.dev, labels, max_len, config.batch_size * 2)
-        dev = task.score(dataset.dev, dev_pred, labels).metrics[task.metric]
-        history.append({"epoch": epoch, "steps": step, "train_loss": sum(losses) / max(1, len(losses)),
-                        "dev_loss": dev_loss, f"dev_{task.metric}": dev})
-        if progress:
-            log.info("epoch %d: loss %.4f  dev loss %.4f  dev %s %.4f", epoch, history[-1]["train_loss"],
-                     dev_loss, task.metric, dev)
-        if best.update(epoch, dev, dev_loss, model) or step >= total:
-            break
-    best.restore(model)
-    test_pred, _ = predict(model, task, tok, dataset.test, labels, max_len, config.batch_size * 2)
-    scores = task.score(dataset.test, test_pred, labels)
-    result = FinetuneResult(
-        model=str(model_path), dataset=dataset.name, task=task.name, config=config, labels=labels,
-        best_epoch=best.epoch, dev_metric=task.metric, dev_score=best.score, steps=step,
-        seconds=round(time.time() - t0, 2), metrics=scores.metrics, report=scores.report, history=history,
-        predictions=test_pred,
-    )
+        check_writable(out, force, [model_path], marker=MARKER)  # never into the model it reads
+    with _Threads(config.threads):
+        run = _Run.start(model_path, task, dataset, config, progress)
+        with _Progress(run.total, f"{dataset.name} seed {config.seed}", progress, bar) as shown:
+            run.train(shown)
+        result = run.finish(model_path, round(time.time() - t0, 2))
     if out is not None:
-        write_results(result, task, dataset.test, test_pred, out, force=force)
+        write_results(result, task, dataset.test, result.predictions, out, force=force)
         if progress:
             log.info("wrote %s", Path(out) / "results.json")
     return result
+
+
+class _Threads:
+    """``torch.set_num_threads(n)`` for a block (n > 0), the previous count restored after it."""
+
+    def __init__(self, n: int) -> None:
+        self.n, self.before = n, 0
+
+    def __enter__(self) -> None:
+        if self.n > 0:
+            import torch
+
+            self.before = torch.get_num_threads()
+            torch.set_num_threads(self.n)
+
+    def __exit__(self, *exc) -> None:
+        if self.n > 0:
+            import torch
+
+            torch.set_num_threads(self.before)
+
+
+
+class _Progress:
+    """The optimizer-step bar (tqdm on stderr: steps, ETA, the last loss and dev score), or nothing."""
+
+    def __init__(self, total: int, desc: str, progress: bool, bar: bool | None) -> None:
+        import sys
+
+        show = bar if bar is not None else progress and sys.stderr.isatty()
+        self.bar = None
+        if show:
+            from tqdm.auto import tqdm
+
+            self.bar = tqdm(total=total, desc=desc, unit="step", dynamic_ncols=True, leave=True)
+        self.post: dict[str, str] = {}
+
+    def step(self, loss: float) -> None:
+        if self.bar is not None:
+            self.post["loss"] = f"{loss:.4f}"
+            self.bar.set_postfix(self.post, refresh=False)
+            self.bar.update(1)
+
+    def dev(self, metric: str, value: float) -> None:
+        if self.bar is not None:
+            self.post[f"dev {metric}"] = f"{value:.4f}"
+            self.bar.set_postfix(self.post)
+
+    def line(self, message: str) -> None:
+        """A log line that does not break the bar."""
+        if self.bar is None:
+            log.info("%s", message)
+        else:
+            self.bar.write(message)
+
+    def __enter__(self) -> "_Progress":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+@dataclass
+class _Run:
+    """One fine-tuning run's state: the loaded model and tokenizer, the encoded splits, the
+    optimizer and its schedule, early stopping and the per-epoch history."""
+
+    task: Task
+    dataset: Any
+    config: FinetuneConfig
+    progress: bool
+    tok: Any
+    labels: list[str]
+    model: Any
+    max_len: int
+    features: dict[str, list]  # train, dev, test features
+    total: int  # optimizer steps planned
+    optimizer: Any = None
+    scheduler: Any = None
+    step: int = 0
+    history: list[dict] = field(default_factory=list)
+    best: "_Best | None" = None
+
+    @classmethod
+    def start(cls, model_path, task: Task, dataset: Any, config: FinetuneConfig, progress: bool) -> "_Run":
+        """Load, encode every split once, and build the optimizer for the planned steps."""
+        from biotok_train.optim import build  # imports torch: not at module level
+
+        tok, labels, model, max_len = _setup(model_path, task, dataset, config)
+        train = list(dataset.train[: config.max_train_sentences] if config.max_train_sentences else dataset.train)
+        train = train_subset(train, config.train_fraction)
+        features = {"train": task.encode(tok, train, labels, max_len),
+                    "dev": task.encode(tok, dataset.dev, labels, max_len),
+                    "test": task.encode(tok, dataset.test, labels, max_len)}
+        if progress:
+            log.info("%s: %d train / %d dev / %d test examples, %d labels", dataset.name, len(train),
+                     len(dataset.dev), len(dataset.test), len(labels))
+        total = math.ceil(len(features["train"]) / config.batch_size) * config.epochs
+        total = min(total, config.max_steps) if config.max_steps else total
+        run = cls(task, dataset, config, progress, tok, labels, model, max_len, features, total)
+        run.optimizer, run.scheduler = build(model, config.optim, total)
+        run.best = _Best(config.patience)
+        return run
+
+    def evaluate(self, split: str) -> tuple[list, float]:
+        """Predictions and mean loss on ``split`` (its features encoded once, at the start)."""
+        examples = getattr(self.dataset, split)
+        batch = self.config.batch_size * EVAL_BATCH_FACTOR
+        return _evaluate(self.model, self.task, examples, self.features[split], self.labels,
+                         frame_ids(self.tok)[2], batch)
+
+    def train(self, shown: _Progress) -> None:
+        """Epochs of length-grouped batches, dev scored after each, until early stopping or the step cap."""
+        gen = random.Random(self.config.seed)
+        lengths = [feature_length(self.task, f) for f in self.features["train"]]
+        metric = self.task.metric
+        for epoch in range(1, self.config.epochs + 1):
+            order = length_grouped_order(lengths, self.config.batch_size, gen)
+            losses = self._epoch(order, shown)
+            dev_pred, dev_loss = self.evaluate("dev")
+            dev = self.task.score(self.dataset.dev, dev_pred, self.labels).metrics[metric]
+            self.history.append({"epoch": epoch, "steps": self.step, "train_loss": sum(losses) / max(1, len(losses)),
+                                 "dev_loss": dev_loss, f"dev_{metric}": dev})
+            shown.dev(metric, dev)
+            if self.progress:
+                shown.line(f"epoch {epoch}: loss {self.history[-1]['train_loss']:.4f}  dev loss {dev_loss:.4f}  "
+                           f"dev {metric} {dev:.4f}")
+            if self.best.update(epoch, dev, dev_loss, self.model) or self.step >= self.total:
+                break
+
+    def _epoch(self, order: list[int], shown: _Progress) -> list[float]:
+        """One pass over the training features in ``order`` (stopping at the planned steps); the losses."""
+        from biotok_train.optim import clip_and_step
+
+        self.model.train()
+        device = next(self.model.parameters()).device
+        pad = frame_ids(self.tok)[2]
+        size, feats = self.config.batch_size, self.features["train"]
+        max_norm = self.config.optim.max_grad_norm
+        losses: list[float] = []
+        for b in range(0, len(order), size):
+            if self.step >= self.total:
+                break
+            batch = self.task.collate([feats[i] for i in order[b : b + size]], pad)
+            loss, _ = _forward(self.model, self.task, _to(batch, device))
+            loss.backward()
+            clip_and_step(self.model, self.optimizer, self.scheduler, max_norm)
+            losses.append(float(loss.detach()))
+            self.step += 1
+            shown.step(losses[-1])
+        return losses
+
+    def finish(self, model_path, seconds: float) -> FinetuneResult:
+        """The best dev state restored and scored on test."""
+        self.best.restore(self.model)
+        test_pred, _ = self.evaluate("test")
+        scores = self.task.score(self.dataset.test, test_pred, self.labels)
+        return FinetuneResult(
+            model=str(model_path), dataset=self.dataset.name, task=self.task.name, config=self.config,
+            labels=self.labels, best_epoch=self.best.epoch, dev_metric=self.task.metric, dev_score=self.best.score,
+            steps=self.step, seconds=seconds, metrics=scores.metrics, report=scores.report, history=self.history,
+            predictions=test_pred,
+        )
 
 
 def _setup(model_path, task: Task, dataset: Any, config: FinetuneConfig):
@@ -288,44 +448,33 @@ def _forward(model, task: Task, batch: dict):
     return out.loss, out.logits
 
 
-def _train_epoch(model, task: Task, features: list, order: list[int], config: FinetuneConfig, pad: int,
-                 optimizer, scheduler, device, step: int, total: int) -> tuple[list[float], int]:
-    """One pass over ``features`` in ``order`` (stopping at ``total`` steps); returns the losses and the new step."""
-    from biotok_train.optim import clip_and_step
-
-    model.train()
-    losses: list[float] = []
-    max_norm = config.optim_config().max_grad_norm
-    for b in range(0, len(order), config.batch_size):
-        if step >= total:
-            break
-        batch = task.collate([features[i] for i in order[b : b + config.batch_size]], pad)
-        loss, _ = _forward(model, task, _to(batch, device))
-        loss.backward()
-        clip_and_step(model, optimizer, scheduler, max_norm)
-        losses.append(float(loss.detach()))
-        step += 1
-    return losses, step
-
-
 def predict(model, task: Task, tok: BiotokTokenizer, examples: Sequence, labels: list[str], max_length: int,
-            batch_size: int = 32) -> tuple[list, float]:
+            batch_size: int = 32 * EVAL_BATCH_FACTOR) -> tuple[list, float]:
     """The task's predictions for ``examples`` and the mean loss over their features."""
+    features = task.encode(tok, examples, labels, max_length)
+    return _evaluate(model, task, examples, features, labels, frame_ids(tok)[2], batch_size)
+
+
+def _evaluate(model, task: Task, examples: Sequence, features: list, labels: list[str], pad: int,
+              batch_size: int) -> tuple[list, float]:
+    """Predictions and mean loss (per feature) under ``torch.inference_mode``, in batches of
+    similar lengths (sorted, longest first; padding to each batch's longest only), the logits put
+    back in the features' order for :meth:`Task.decode`."""
     import torch
 
-    features = task.encode(tok, examples, labels, max_length)
-    pad = frame_ids(tok)[2]
     device = next(model.parameters()).device
     model.eval()
-    logits: list = []
-    total, n = 0.0, 0
-    with torch.no_grad():
-        for b in range(0, len(features), batch_size):
-            sel = features[b : b + batch_size]
-            loss, out = _forward(model, task, _to(task.collate(sel, pad), device))
-            total, n = total + float(loss) * len(sel), n + len(sel)
-            logits.extend(out.float().cpu().unbind(0))
-    return task.decode(examples, features, logits, labels), total / max(1, n)
+    order = sorted(range(len(features)), key=lambda i: -feature_length(task, features[i]))
+    logits: list = [None] * len(features)
+    total = 0.0
+    with torch.inference_mode():
+        for b in range(0, len(order), batch_size):
+            sel = order[b : b + batch_size]
+            loss, out = _forward(model, task, _to(task.collate([features[i] for i in sel], pad), device))
+            total += float(loss) * len(sel)
+            for i, row in zip(sel, out.float().cpu().unbind(0)):
+                logits[i] = row
+    return task.decode(examples, features, logits, labels), total / max(1, len(features))
 
 
 MARKER = "results.json"  # the file that makes a folder fine-tuning results (--force replaces only those)
@@ -335,7 +484,7 @@ def write_results(result: FinetuneResult, task: Task, test: Sequence, prediction
                   out: str | os.PathLike[str], *, force: bool = False) -> None:
     """results.json, predictions.jsonl (every test prediction with its example's id) and the task's
     test_predictions.tsv where it has one, written together into ``out`` (atomically)."""
-    with atomic_directory(out, force, marker=MARKER) as tmp:
+    with atomic_directory(out, force, [result.model], marker=MARKER) as tmp:
         (tmp / MARKER).write_text(json.dumps(result.to_dict(), indent=2, ensure_ascii=False) + "\n",
                                           encoding="utf-8")
         with open(tmp / "predictions.jsonl", "w", encoding="utf-8", newline="\n") as f:
@@ -345,5 +494,5 @@ def write_results(result: FinetuneResult, task: Task, test: Sequence, prediction
             task.write_predictions(tmp / "test_predictions.tsv", test, predictions)
 
 
-__all__ = ["FinetuneConfig", "FinetuneResult", "Scores", "Task", "fit", "label_kwargs", "pad_rows", "predict",
-           "train_subset", "write_results"]
+__all__ = ["FinetuneConfig", "FinetuneResult", "Scores", "Task", "feature_length", "fit", "label_kwargs",
+           "length_grouped_order", "pad_rows", "predict", "train_subset", "write_results"]

@@ -60,14 +60,17 @@ def pretrain(
     resume: bool = False,
     progress: bool = True,
     stop_after: int | None = None,
+    force: bool = False,
 ) -> PretrainResult:
     """Pretrain a model on prepared ``data``; save it (HF format) and its state under ``out``.
 
     ``stop_after`` ends this call after that many steps of the run (a checkpoint is saved), for
-    time-sliced jobs: call again with ``resume=True`` to continue the same schedule.
+    time-sliced jobs: call again with ``resume=True`` to continue the same schedule. ``out`` is
+    never one of the run's inputs (data, held-out data, ``init_from``), and a non-empty ``out`` is
+    only continued (``resume``) or, with ``force``, replaced when it is a previous pretraining run.
     """
     # setup: data, model, optimizer, and the checkpoint to resume from
-    run = _setup(data, config, Path(out), resume)
+    run = _setup(data, config, Path(out), resume, force)
     end = config.steps if stop_after is None else max(run.start, min(config.steps, stop_after))
     try:
         with _Log(run, progress) as log, _Stop() as stop:
@@ -145,7 +148,7 @@ class _Run:
         return self.config.objective == "electra"
 
 
-def _setup(data: str | Path, config: PretrainConfig, out: Path, resume: bool) -> _Run:
+def _setup(data: str | Path, config: PretrainConfig, out: Path, resume: bool, force: bool = False) -> _Run:
     """Open the data, join the process group, and build the run (torn down again if that fails)."""
     D.check_device(config.device)  # --device against what torch sees, before any work
     packed = PackedData(data)  # raises DataError for a missing, broken or truncated directory
@@ -155,31 +158,44 @@ def _setup(data: str | Path, config: PretrainConfig, out: Path, resume: bool) ->
         if held.fingerprint != packed.fingerprint:
             raise TokenizerMismatchError(f"--heldout {config.heldout} was prepared with another tokenizer than "
                                          f"{data} (sha256 {held.fingerprint[:12]} vs {packed.fingerprint[:12]})")
-    _check_out(out, resume)
+    inputs = [p for p in (data, config.heldout, config.init_from) if p is not None]
+    replace = _check_out(out, resume, force, inputs)
     d = D.setup(config.device)
     try:
-        return _build(packed, d, config, out, resume)
+        return _build(packed, d, config, out, resume, replace)
     except BaseException:
         D.teardown(d)
         raise
 
 
-def _check_out(out: Path, resume: bool) -> None:
-    """The run folder can be written, and ``--resume`` has a checkpoint to continue."""
-    from biotok.output import check_can_create
+def _check_out(out: Path, resume: bool, force: bool = False, inputs: list = ()) -> bool:
+    """The run folder can be written (never an input), and ``--resume`` has a checkpoint to
+    continue; True when a previous run there is to be replaced (``force``)."""
+    from biotok.output import check_can_create, check_inputs
 
+    check_inputs(out, inputs)
     if resume and not (out / ckpt.STATE).is_file():
         raise ConfigError(f"--resume: {out} holds no checkpoint ({out / ckpt.STATE} is missing); "
                           "run without --resume to start a new run")
     if out.exists() and not out.is_dir():
         raise OutputExistsError(f"{out} exists and is not a folder; choose another --out")
     check_can_create(out / ckpt.RUN_META)
+    if resume or not out.is_dir() or not any(out.iterdir()):
+        return False
+    if not ((out / ckpt.RUN_META).is_file() or (out / ckpt.STATE).is_file()):
+        raise OutputExistsError(f"{out} is not empty and is not a biotok pretraining run (no {ckpt.RUN_META} "
+                                "inside); choose another --out")
+    if not force:
+        raise OutputExistsError(f"{out} holds a previous run: pass --resume to continue it, --force to replace "
+                                "it, or another --out")
+    return True
 
 
-def _build(packed: PackedData, d: D.Dist, config: PretrainConfig, out: Path, resume: bool) -> _Run:
+def _build(packed: PackedData, d: D.Dist, config: PretrainConfig, out: Path, resume: bool,
+           replace: bool = False) -> _Run:
     """Check the checkpoint, build the model and optimizer, restore the state, wrap for DDP."""
     state = ckpt.load_state(out) if resume else None
-    if state is None and not resume and (out / ckpt.STATE).exists():
+    if state is None and not resume and not replace and (out / ckpt.STATE).exists():
         raise OutputExistsError(f"{out} holds a checkpoint: pass --resume to continue it, or another --out")
     if state is not None:
         _check_resume(state, config, packed.fingerprint, out)
@@ -188,6 +204,10 @@ def _build(packed: PackedData, d: D.Dist, config: PretrainConfig, out: Path, res
 
         check_init_from(config.init_from, load_data_tokenizer(packed.path), config.objective)
     if d.main:
+        if replace:  # every check passed: the previous run (--force) goes now, not before
+            import shutil
+
+            shutil.rmtree(out)
         out.mkdir(parents=True, exist_ok=True)
 
     torch.manual_seed(config.seed)
