@@ -14,17 +14,21 @@ The formulas are in docs/compare.md.
 from __future__ import annotations
 
 import math
-import os
-from dataclasses import asdict, dataclass, field
+import unicodedata
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field, replace
 from itertools import chain, islice
 from operator import itemgetter
-from pathlib import Path
 from typing import Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
+import regex
+from tokenizers import Tokenizer, models, normalizers, pre_tokenizers
 
 from biotok.config import BATCH_SIZE, NormalizeConfig
-from biotok.errors import ConfigError, CorpusError
+from biotok.corpus import batches
+from biotok.errors import ConfigError
+from biotok.normalize import CONTROL, normalizer_steps
 from biotok.tokenizer import BiotokTokenizer
 
 RENYI_ALPHA = 2.5  # Zouhar et al. (2023), "Tokenization and the noiseless channel"
@@ -124,14 +128,6 @@ class WordSplitter:
     """
 
     def __init__(self, config: NormalizeConfig | None = None) -> None:
-        from dataclasses import replace
-
-        import regex
-
-        from biotok.normalize import CONTROL, normalizer_steps
-
-        from tokenizers import normalizers
-
         cfg = config or NormalizeConfig()
         self._full = _word_tokenizer(normalizer_steps(cfg))
         # On an NFKC line without control characters the first steps are the identity.
@@ -149,8 +145,6 @@ class WordSplitter:
         self._space = np.asarray(_WHITE_SPACE, dtype=np.uint32)
 
     def _is_light(self, line: str) -> bool:
-        import unicodedata
-
         if not self._light_ok:
             return False
         if self._form is not None and not unicodedata.is_normalized(self._form, line):
@@ -228,8 +222,6 @@ _WHITE_SPACE = [*range(0x09, 0x0E), 0x20, 0x85, 0xA0, 0x1680, *range(0x2000, 0x2
 
 
 def _word_tokenizer(steps: list):
-    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers
-
     tok = Tokenizer(models.WordLevel({"[W]": 0}, unk_token="[W]"))
     if steps:
         tok.normalizer = normalizers.Sequence(steps)
@@ -369,12 +361,6 @@ class _Inline:
         return False
 
 
-def _batches(lines: Iterable[str], size: int) -> Iterator[list[str]]:
-    from biotok.corpus import batches
-
-    return batches(lines, size)
-
-
 def word_arrays(spans: list[list[tuple[int, int]]], lines: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Flat word spans, their line index, and each line's offset in the concatenated batch."""
     word_spans, word_lines = _flat_starts(spans)
@@ -391,13 +377,21 @@ class Comparison:
     counts: tuple[Counts, ...] = field(repr=False)
     relative_length: tuple[float, ...]  # total pieces / total pieces of the first tokenizer
 
+    @property
+    def zipf(self) -> tuple:
+        """The power-law fit of each tokenizer's piece frequencies on the corpus (biotok.zipf; None: too few)."""
+        from biotok.zipf import zipf_fit
+
+        return tuple(zipf_fit(c.piece_freqs) for c in self.counts)
+
     def as_dict(self) -> dict:
         return {
             "tokenizers": [
                 {**r.as_dict(), "relative_length": rel,
+                 "zipf": z.as_dict() if z is not None else None,
                  "pieces_per_word_hist": dict(c.pieces_per_word),
                  "sequence_length_hist": dict(c.sequence_lengths)}
-                for r, c, rel in zip(self.results, self.counts, self.relative_length)
+                for r, c, rel, z in zip(self.results, self.counts, self.relative_length, self.zipf)
             ]
         }
 
@@ -423,15 +417,14 @@ def count(
         lines = islice(lines, max_lines)
     bar = None
     if progress:
+        # lazy: tqdm (25 ms) only when a progress bar is asked for
         from tqdm import tqdm
 
         bar = tqdm(unit=" lines", desc="measuring", total=max_lines, leave=False)
     # Pipeline: a worker thread runs the next encode_batch (Rust, GIL released) while this
     # thread counts the previous one, so the counting mostly hides behind the encoding.
-    from concurrent.futures import ThreadPoolExecutor
-
     def jobs() -> Iterator[tuple[list[str], int]]:
-        for batch in _batches(lines, batch_size):
+        for batch in batches(lines, batch_size):
             for k in range(-1, len(counters)):  # -1: biotok word spans
                 yield batch, k
 
@@ -473,100 +466,3 @@ def compare(tokenizers: Sequence[BiotokTokenizer], lines: Iterable[str], **kwarg
 def fragmentation(tokenizer: BiotokTokenizer, lines: Iterable[str], **kwargs) -> Fragmentation:
     """Fragmentation metrics of one tokenizer on a stream of lines."""
     return compare([tokenizer], lines, **kwargs).results[0]
-
-
-# --- term segmentation table (the PubMedBERT paper's Table 1) ------------------------------------
-@dataclass(frozen=True)
-class TermRow:
-    """One term: its category and, per tokenizer, its pieces (raw) and their surface spellings."""
-
-    term: str
-    category: str
-    pieces: tuple[tuple[str, ...], ...]
-    surfaces: tuple[tuple[str, ...], ...]  # the term's characters under each piece; UNK as itself
-    unknown: tuple[bool, ...]  # per tokenizer: some piece is the UNK token
-
-    def whole(self, i: int) -> bool:
-        """True when tokenizer i keeps the term as one known piece."""
-        return len(self.pieces[i]) == 1 and not self.unknown[i]
-
-    def cell(self, i: int) -> str:
-        """'✓' when the term is one known piece, else the surface pieces joined by '-'."""
-        return "✓" if self.whole(i) else "-".join(self.surfaces[i])
-
-
-@dataclass(frozen=True)
-class TermTable:
-    names: tuple[str, ...]
-    rows: tuple[TermRow, ...]
-
-    def one_piece_share(self, i: int) -> float:
-        return ratio(sum(r.whole(i) for r in self.rows), len(self.rows))
-
-    def mean_pieces(self, i: int) -> float:
-        return ratio(sum(len(r.pieces[i]) for r in self.rows), len(self.rows))
-
-    def as_dict(self) -> dict:
-        return {
-            "tokenizers": list(self.names),
-            "terms": [
-                {"term": r.term, "category": r.category,
-                 "segmentations": {n: {"pieces": list(p), "cell": r.cell(i), "one_piece": r.whole(i)}
-                                   for i, (n, p) in enumerate(zip(self.names, r.pieces))}}
-                for r in self.rows
-            ],
-            "one_piece_share": {n: self.one_piece_share(i) for i, n in enumerate(self.names)},
-            "mean_pieces": {n: self.mean_pieces(i) for i, n in enumerate(self.names)},
-        }
-
-
-def read_terms(lines: Iterable[str]) -> list[tuple[str, str]]:
-    """(term, category) pairs from 'term[TAB category]' lines; '#' comments and blanks skipped."""
-    out = []
-    for line in lines:
-        if not line.strip() or line.lstrip().startswith("#"):
-            continue
-        term, _, cat = line.rstrip("\n").partition("\t")
-        out.append((term.strip(), cat.strip()))
-    return out
-
-
-def read_terms_file(path: str | os.PathLike[str]) -> list[tuple[str, str]]:
-    """:func:`read_terms` of a UTF-8 file, with one clear error when it is missing or empty."""
-    try:
-        lines = Path(path).read_text(encoding="utf-8").splitlines()
-    except FileNotFoundError as e:
-        raise CorpusError(f"terms file not found: {path}") from e
-    except (OSError, UnicodeDecodeError) as e:
-        raise CorpusError(f"cannot read terms file {path}: {e}") from e
-    pairs = read_terms(lines)
-    if not pairs:
-        raise CorpusError(f"terms file {path} has no term")
-    return pairs
-
-
-def _surface(term: str, piece: str, span: tuple[int, int], unk: str | None) -> str:
-    """The characters of ``term`` under a piece; the bare marker ('▁', 'Ġ') and UNK as themselves."""
-    a, b = span
-    if piece == unk or piece in ("▁", "Ġ") or b <= a:
-        return piece
-    return term[a:b]
-
-
-def segment_terms(tokenizers: Sequence[BiotokTokenizer], terms: Sequence[tuple[str, str]]) -> TermTable:
-    """Segment each term alone with every tokenizer (no special tokens)."""
-    texts = [t for t, _ in terms]
-    per_tok = [tok.backend.encode_batch(texts, add_special_tokens=False) for tok in tokenizers]
-    unks = [tok.specials.get("unk") for tok in tokenizers]
-    rows = []
-    for j, (term, cat) in enumerate(terms):
-        encs = [encs[j] for encs in per_tok]
-        rows.append(TermRow(
-            term=term,
-            category=cat,
-            pieces=tuple(tuple(e.tokens) for e in encs),
-            surfaces=tuple(tuple(_surface(term, p, s, u) for p, s in zip(e.tokens, e.offsets))
-                           for e, u in zip(encs, unks)),
-            unknown=tuple(u is not None and u in e.tokens for e, u in zip(encs, unks)),
-        ))
-    return TermTable(names=tuple(t.name for t in tokenizers), rows=tuple(rows))

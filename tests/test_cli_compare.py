@@ -120,7 +120,7 @@ def test_report_command(tdir: str, sample_corpus: Path, tmp_path: Path) -> None:
     (lambda t, d: ["compare", str(d / "mixed")], "mixes tokenizer formats"),
     (lambda t, d: ["compare", "bert", "--tokenizers-dir", t, "--corpus", str(d / "nope.txt")], "not found"),
     (lambda t, d: ["compare", "bert", "--tokenizers-dir", t, "--terms", str(d / "nope.txt")], "not found"),
-    (lambda t, d: ["report", "bert", "--tokenizers-dir", t, "--corpus", str(d / "bad_vocab.txt"), "--out", str(d)], "exists"),
+    (lambda t, d: ["report", "bert", "--tokenizers-dir", t, "--corpus", str(d / "bad_vocab.txt"), "--out", str(d)], "the input"),
 ])
 def test_bad_input_is_one_line_exit_2(tdir: str, tmp_path: Path, shared_data: Path, make_args, needle: str) -> None:
     (tmp_path / "bad.json").write_text('{"model": [', encoding="utf-8")
@@ -190,6 +190,18 @@ def test_report_writes_the_page_and_the_evidence(tiny_unigram, tiny_wordpiece, s
         assert row.count('class="piece') == len(biotok.load(str(path)).encode(given).ids)
     # the command line is on the page, rebuilt from the options given
     assert "biotok report" in page and "--entities" in page and "--no-progress" in page
+
+
+def test_report_page_command_leaves_out_resolved_defaults(tiny_unigram, sample_corpus: Path, tmp_path: Path) -> None:
+    """--progress left out is resolved (bar when stderr is a terminal), yet not echoed: the page stays the same
+    whether or not the report ran in a terminal."""
+    out = tmp_path / "rep"
+    r = run("report", str(tiny_unigram), "--corpus", str(sample_corpus), "--max-lines", "50", "--out", str(out))
+    assert r.exit_code == 0, r.output
+    page = (out / "report.html").read_text(encoding="utf-8")
+    command = page[page.index('<div class="cmd"><code>'):]
+    command = command[: command.index("</code>")]
+    assert "--max-lines 50" in command and "progress" not in command
 
 
 def test_report_no_html_and_bad_sentences(tiny_unigram, sample_corpus: Path, tmp_path: Path) -> None:
