@@ -1,7 +1,8 @@
 """The docs keep up with the code: every CLI command and option is documented, README snippets run.
 
-Commands and options are read from the click groups of ``biotok`` and ``biotok-train``; each
-must appear in README.md or docs/*.md (a command as ``PROG NAME``, an option as its flag).
+Commands and options are read from the click groups of ``biotok`` and ``biotok-train``: the
+generated reference docs/cli.md must equal every command's ``--help`` now, each command has its
+section there holding its own options, and each command is named in a guide (README, docs/*.md).
 README ```python blocks run in a scratch folder holding the sample corpus and the tokenizer the
 README's first command trains; a line ``expr  # "value"`` also checks the value. A block
 preceded by ``<!-- test: skip REASON -->`` (e.g. it needs the network) is skipped with REASON.
@@ -56,7 +57,15 @@ def flags(cmd: click.Command) -> list[str]:
 
 
 def _docs_text() -> str:
-    return "\n".join(p.read_text(encoding="utf-8") for p in DOCS)
+    """The guides (README.md, docs/*.md) without the generated reference."""
+    return "\n".join(p.read_text(encoding="utf-8") for p in DOCS if p.name != "cli.md")
+
+
+def reference_sections() -> dict[str, str]:
+    """docs/cli.md split by command: 'PROG NAME' -> the text of its section."""
+    text = (REPO / "docs" / "cli.md").read_text(encoding="utf-8")
+    parts = re.split(r"^## (.+)$", text, flags=re.M)
+    return {parts[i].strip(): parts[i + 1] for i in range(1, len(parts), 2)}
 
 
 def _inventory() -> list[tuple[str, str | None]]:
@@ -68,24 +77,42 @@ def _inventory() -> list[tuple[str, str | None]]:
     return items
 
 
-def _documented(text: str, path: str, flag: str | None) -> bool:
-    if flag is None:
-        return path in text
-    return re.search(re.escape(flag) + r"(?![\w-])", text) is not None
+def _in_section(section: str, flag: str) -> bool:
+    return re.search(re.escape(flag) + r"(?![\w-])", section) is not None
+
+
+def test_cli_reference_is_up_to_date() -> None:
+    """docs/cli.md holds every command's --help as the code says it now (a new --seed, a changed
+    default or help text fails here until `python -m biotok_train.cli.reference` is rerun)."""
+    pytest.importorskip("torch")
+    from biotok_train.cli.reference import render
+
+    assert (REPO / "docs" / "cli.md").read_text(encoding="utf-8") == render(), (
+        "docs/cli.md is out of date: run `python -m biotok_train.cli.reference`")
 
 
 @pytest.mark.parametrize("path,flag", _inventory(), ids=lambda x: x or "command")
-def test_cli_command_and_option_documented(path: str, flag: str | None) -> None:
-    what = f"option {flag} of `{path}`" if flag else f"command `{path}`"
-    assert _documented(_docs_text(), path, flag), f"{what} is in no README.md or docs/*.md"
+def test_each_option_is_in_its_own_commands_section(path: str, flag: str | None) -> None:
+    """Each command has its section in docs/cli.md holding each of its own options, and every
+    command is also named in a guide (README.md or docs/*.md)."""
+    sections = reference_sections()
+    assert path in sections, f"command `{path}` has no section in docs/cli.md"
+    if flag is None:
+        assert path in _docs_text(), f"command `{path}` is in no guide (README.md, docs/*.md)"
+    else:
+        assert _in_section(sections[path], flag), f"option {flag} is not in the section of `{path}` in docs/cli.md"
 
 
 def test_the_inventory_sees_commands_and_options() -> None:
-    """The walk finds what the docs test checks (else the test above would pass on nothing)."""
+    """The walk finds what the docs tests check (else they would pass on nothing), and a flag
+    named only in another command's section does not count."""
     items = dict.fromkeys(_inventory())
     assert ("biotok train", "--vocab-size") in items and ("biotok compare", "--no-progress") in items
     assert ("biotok", "--debug") in items and ("biotok train", None) in items
-    assert not _documented("biotok train --vocab-size-x", "biotok train", "--vocab-size")
+    assert not _in_section("biotok train --vocab-size-x", "--vocab-size")
+    sections = reference_sections()
+    assert _in_section(sections["biotok train"], "--seed")
+    assert not _in_section(sections["biotok count"], "--vocab-size")
 
 
 # --- README snippets ----------------------------------------------------------------------------
