@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
+
+from _contract import assert_contract
 from click.testing import CliRunner
 
 from biotok.cli import main
@@ -131,11 +133,7 @@ def test_bad_input_is_one_line_exit_2(tdir: str, tmp_path: Path, shared_data: Pa
     (mixed / "vocab.json").write_text('{"a</w>": 0}', encoding="utf-8")
     (mixed / "merges.txt").write_text("a b\n", encoding="utf-8")
     r = CliRunner().invoke(main, make_args(tdir, tmp_path))
-    assert r.exit_code == 2, r.output
-    err = r.stderr if hasattr(r, "stderr") else r.output
-    lines = [l for l in err.splitlines() if l.strip()]
-    assert len(lines) == 1 and lines[0].startswith("biotok: error:") and needle in lines[0], err
-    assert "Traceback" not in r.output
+    assert_contract(r, "biotok", needle)
 
 
 def test_plot_into_a_missing_folder_fails_fast(tmp_path: Path) -> None:

@@ -1,4 +1,5 @@
-"""biotok-train ner / eval-mlm / fill-mask / ablate: bad inputs give one line and exit 2."""
+"""biotok-train ner / classify (aliases of finetune) / eval-mlm / fill-mask / ablate: bad inputs give one line
+and exit 2."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ import shutil
 from pathlib import Path
 
 import pytest
+
+from _contract import assert_contract
 from click.testing import CliRunner
 
 from biotok_train.cli import main
@@ -14,14 +17,6 @@ from biotok_train.cli import main
 
 def _run(args):
     return CliRunner().invoke(main, [str(a) for a in args])
-
-
-def _one_line_error(res, *needles: str) -> None:
-    assert res.exit_code == 2, res.output
-    lines = [l for l in res.output.splitlines() if l.strip()]
-    assert len(lines) == 1 and lines[0].startswith("biotok-train: error:"), res.output
-    for n in needles:
-        assert n in lines[0], lines[0]
 
 
 @pytest.fixture(scope="module")
@@ -47,7 +42,7 @@ def test_commands_registered():
 
 
 def test_ner_missing_data(tmp_path):
-    _one_line_error(_run(["ner", "nomodel", "--data", tmp_path / "missing.txt"]), "unknown dataset")
+    assert_contract(_run(["ner", "nomodel", "--data", tmp_path / "missing.txt"]), "biotok-train", "unknown dataset")
 
 
 def test_ner_bad_tag_sequence(tmp_path):
@@ -55,36 +50,36 @@ def test_ner_bad_tag_sequence(tmp_path):
     d.mkdir()
     (d / "train.txt").write_text("Le O\ndiabète B-ety\n\nLa O\ntoux I-ety\n", encoding="utf-8")
     (d / "test.txt").write_text("Le O\n", encoding="utf-8")
-    _one_line_error(_run(["ner", "nomodel", "--data", d]), "train.txt:5", "I-ety follows O")
+    assert_contract(_run(["ner", "nomodel", "--data", d]), "biotok-train", "train.txt:5", "I-ety follows O")
 
 
 def test_ner_unknown_model(tmp_path):
     bio = tmp_path / "x.txt"
     bio.write_text("".join(f"mot{i} O\nfièvre B-ety\n\n" for i in range(200)), encoding="utf-8")
-    _one_line_error(_run(["ner", tmp_path / "nomodel", "--data", bio]), "nomodel")
+    assert_contract(_run(["ner", tmp_path / "nomodel", "--data", bio]), "biotok-train", "nomodel")
 
 
 def test_ner_named_dataset_needs_data_dir(monkeypatch, tmp_path):
     monkeypatch.setenv("BIOTOK_SHARED_DATA", str(tmp_path / "nowhere"))
-    _one_line_error(_run(["ner", "nomodel", "--data", "e3c"]), "e3c")
+    assert_contract(_run(["ner", "nomodel", "--data", "e3c"]), "biotok-train", "e3c")
 
 
 def test_eval_mlm_missing_corpus(tmp_path):
-    _one_line_error(_run(["eval-mlm", "nomodel", "--corpus", tmp_path / "none.txt"]), "not found")
+    assert_contract(_run(["eval-mlm", "nomodel", "--corpus", tmp_path / "none.txt"]), "biotok-train", "not found")
 
 
 def test_fill_mask_needs_text_or_cloze():
-    _one_line_error(_run(["fill-mask", "nomodel"]), "--cloze")
+    assert_contract(_run(["fill-mask", "nomodel"]), "biotok-train", "--cloze")
 
 
 def test_fill_mask_bad_cloze(tmp_path):
     f = tmp_path / "c.tsv"
     f.write_text("pas de masque\tmot\n", encoding="utf-8")
-    _one_line_error(_run(["fill-mask", "nomodel", "--cloze", f]), "c.tsv:1")
+    assert_contract(_run(["fill-mask", "nomodel", "--cloze", f]), "biotok-train", "c.tsv:1")
 
 
 def test_ablate_missing_corpus(tmp_path):
-    _one_line_error(_run(["ablate", "--tokenizers", "a", "b", "--corpus", tmp_path / "none.txt", "--out", tmp_path / "o"]),
+    assert_contract(_run(["ablate", "--tokenizers", "a", "b", "--corpus", tmp_path / "none.txt", "--out", tmp_path / "o"]), "biotok-train",
                     "not found")
 
 
@@ -116,4 +111,15 @@ def test_ner_eval_fill_on_tiny_model(tiny_model, tmp_path, sample_corpus):
 
 
 def test_classify_unknown_dataset():
-    _one_line_error(_run(["classify", "nomodel", "--data", "nope"]), "unknown classification dataset")
+    assert_contract(_run(["classify", "nomodel", "--data", "nope"]), "biotok-train", "unknown classify task 'nope'",
+                    "frenchmedmcqa-nbr")
+
+
+def test_ner_and_classify_are_aliases_of_finetune(tmp_path):
+    """They run the finetune command (same errors, same checks) and refuse a task of another type."""
+    assert_contract(_run(["ner", "nomodel", "--data", "chemprot"]), "biotok-train", "relation task", "finetune --task chemprot")
+    assert_contract(_run(["classify", "nomodel", "--data", "e3c"]), "biotok-train", "ner task")
+    alias, direct = (_run([*cmd, "--batch-size", "0"]) for cmd in (["ner", "nomodel", "--data", "e3c"],
+                                                                   ["finetune", "nomodel", "--task", "e3c"]))
+    assert_contract(alias, "biotok-train", "batch")
+    assert alias.output == direct.output

@@ -8,11 +8,13 @@ import shutil
 from pathlib import Path
 
 import pytest
+
+from _contract import assert_contract
 from click.testing import CliRunner
 
 from biotok_train.cli import main
-from biotok_train.datasets import tasks
-from biotok_train.datasets.examples import ClassifyExample, PairExample, TaskData
+from biotok_train.tasks import registry as tasks
+from biotok_train.tasks.examples import ClassifyExample, PairExample, TaskData
 from biotok_train.evaluate.scores import compute
 
 FAST = ["--epochs", "1", "--batch-size", "4", "--lr", "1e-3", "--max-length", "32", "-q"]
@@ -20,14 +22,6 @@ FAST = ["--epochs", "1", "--batch-size", "4", "--lr", "1e-3", "--max-length", "3
 
 def _run(args):
     return CliRunner().invoke(main, [str(a) for a in args])
-
-
-def _one_line_error(res, *needles: str) -> None:
-    assert res.exit_code == 2, res.output
-    lines = [l for l in res.output.splitlines() if l.strip()]
-    assert len(lines) == 1 and lines[0].startswith("biotok-train: error:"), res.output
-    for n in needles:
-        assert n in lines[0], lines[0]
 
 
 @pytest.fixture(scope="module")
@@ -74,7 +68,7 @@ def test_finetune_plain_files(tiny_model, plain, tmp_path):
     assert compute("accuracy", [r["gold"] for r in rows], [r["pred"] for r in rows]).value == saved["accuracy"]
     again = _run(["finetune", tiny_model, "--task-type", "classify", "--train", plain / "train.tsv", "--dev",
                   plain / "dev.tsv", "--test", plain / "test.tsv", "--out", out, *FAST])
-    _one_line_error(again, "already exists", "--force")
+    assert_contract(again, "biotok-train", "already exists", "--force")
 
 
 def test_finetune_plain_ner_with_scheme(tiny_model, tmp_path):
@@ -112,7 +106,7 @@ def test_finetune_bad_row_names_file_and_line(plain, tmp_path):
     out = tmp_path / "out"
     res = _run(["finetune", "nomodel", "--task-type", "classify", "--train", bad, "--dev", plain / "dev.tsv",
                 "--test", plain / "test.tsv", "--out", out])
-    _one_line_error(res, "bad.tsv:3", "columns")
+    assert_contract(res, "biotok-train", "bad.tsv:3", "columns")
     assert not out.exists()
 
 
@@ -120,17 +114,17 @@ def test_finetune_unknown_label_and_empty_split(plain, tmp_path):
     dev = _tsv(tmp_path / "dev.tsv", "text\tlabel", ["fièvre\tc"])
     res = _run(["finetune", "nomodel", "--task-type", "classify", "--train", plain / "train.tsv", "--dev", dev,
                 "--test", plain / "test.tsv"])
-    _one_line_error(res, "dev.tsv:2", "'c' not in the label set")
+    assert_contract(res, "biotok-train", "dev.tsv:2", "'c' not in the label set")
     empty = _tsv(tmp_path / "empty.tsv", "text\tlabel", [])
     res = _run(["finetune", "nomodel", "--task-type", "classify", "--train", plain / "train.tsv", "--dev", empty,
                 "--test", plain / "test.tsv"])
-    _one_line_error(res, "empty.tsv", "empty split")
+    assert_contract(res, "biotok-train", "empty.tsv", "empty split")
 
 
 def test_relation_without_both_masks(plain, tmp_path):
     bad = _tsv(tmp_path / "rel.tsv", "text\tlabel", ["@GENE$ et @DISEASE$\t1", "seul @GENE$ ici\t0"])
     res = _run(["finetune", "nomodel", "--task-type", "relation", "--train", bad, "--dev", bad, "--test", bad])
-    _one_line_error(res, "rel.tsv:3", "both entities")
+    assert_contract(res, "biotok-train", "rel.tsv:3", "both entities")
 
 
 def test_model_without_a_matching_head(tiny_model, plain, tmp_path):
@@ -147,7 +141,7 @@ def test_model_without_a_matching_head(tiny_model, plain, tmp_path):
     out = tmp_path / "out"
     res = _run(["finetune", bart, "--task-type", "ner", "--train", conll, "--dev", conll, "--test", conll,
                 "--out", out])
-    _one_line_error(res, "bart", "AutoModelForTokenClassification")
+    assert_contract(res, "biotok-train", "bart", "AutoModelForTokenClassification")
     assert not out.exists()
 
 
@@ -197,10 +191,10 @@ def test_bench_two_tiny_tasks(tiny_model, two_tiny_tasks, tmp_path):
     md = (out / "bench.md").read_text(encoding="utf-8")
     assert "| tiny-cls | classification | classify | accuracy |" in md and f"{bench['score']:.4f}" in md
     again = _run(["bench", tiny_model, "--tasks", *two_tiny_tasks, "--seeds", "0", "--out", out, *FAST])
-    _one_line_error(again, "already exists")
+    assert_contract(again, "biotok-train", "already exists")
 
 
 def test_bench_unknown_task_writes_nothing(tmp_path):
     out = tmp_path / "bench"
-    _one_line_error(_run(["bench", "nomodel", "--tasks", "nope", "--out", out]), "unknown task 'nope'")
+    assert_contract(_run(["bench", "nomodel", "--tasks", "nope", "--out", out]), "biotok-train", "unknown task 'nope'")
     assert not out.exists()

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+
+from _contract import assert_contract
 from click.testing import CliRunner
 
 pytest.importorskip("torch")
@@ -27,14 +29,6 @@ def data(corpus, tiny_wordpiece, tmp_path_factory):
     return out
 
 
-def _one_line_error(r, *words):
-    assert r.exit_code == 2, r.output
-    lines = [l for l in r.output.splitlines() if l.strip()]
-    assert len(lines) == 1 and lines[0].startswith("biotok-train: error:"), r.output
-    for w in words:
-        assert w in lines[0], lines[0]
-
-
 def test_mlm_then_plot(data, tmp_path):
     run = tmp_path / "run"
     r = CliRunner().invoke(main, ["mlm", str(data), "--size", "tiny", "--steps", "3", "--batch-size", "4",
@@ -55,12 +49,12 @@ def test_electra_command(data, tmp_path):
 
 def test_missing_data_dir(tmp_path):
     r = CliRunner().invoke(main, ["mlm", str(tmp_path / "nope"), "--out", str(tmp_path / "r")])
-    _one_line_error(r, "not found", "prepare")
+    assert_contract(r, "biotok-train", "not found", "prepare")
 
 
 def test_unknown_size(data, tmp_path):
     r = CliRunner().invoke(main, ["mlm", str(data), "--size", "huge", "--out", str(tmp_path / "r")])
-    _one_line_error(r, "unknown size 'huge'")
+    assert_contract(r, "biotok-train", "unknown size 'huge'")
 
 
 def test_data_of_another_tokenizer(data, tmp_path, sample_lines):
@@ -73,14 +67,14 @@ def test_data_of_another_tokenizer(data, tmp_path, sample_lines):
     tok.save(str(tmp_path / "other.json"))
     r = CliRunner().invoke(main, ["mlm", str(data), "--tokenizer", str(tmp_path / "other.json"),
                                   "--out", str(tmp_path / "r")])
-    _one_line_error(r, "prepared with tokenizer")
+    assert_contract(r, "biotok-train", "prepared with tokenizer")
 
 
 def test_prepare_refuses_existing_output(corpus, tiny_wordpiece, data):
     r = CliRunner().invoke(main, ["prepare", str(corpus), "-t", str(tiny_wordpiece), "--out", str(data),
                                   "--no-progress"])
-    _one_line_error(r, "--force")
+    assert_contract(r, "biotok-train", "--force")
 
 
 def test_plot_without_metrics(tmp_path):
-    _one_line_error(CliRunner().invoke(main, ["plot", str(tmp_path)]), "metrics.jsonl")
+    assert_contract(CliRunner().invoke(main, ["plot", str(tmp_path)]), "biotok-train", "metrics.jsonl")

@@ -5,6 +5,8 @@ from __future__ import annotations
 import gzip
 
 import pytest
+
+from _contract import assert_contract
 from click.testing import CliRunner
 
 from biotok.cli import main
@@ -21,15 +23,6 @@ def run(*args):
     return CliRunner().invoke(main, [str(a) for a in args])
 
 
-def _one_error_line(result, *fragments):
-    assert result.exit_code == 2, result.output
-    lines = [l for l in result.output.splitlines() if l.strip()]
-    assert len(lines) == 1 and lines[0].startswith("biotok: error: "), result.output
-    for frag in fragments:
-        assert frag in lines[0]
-    assert "Traceback" not in result.output
-
-
 def test_train_prints_a_summary_line(tmp_path, corpus):
     out = tmp_path / "tok"
     r = run("train", corpus, "--algo", "unigram", "--lower", "--vocab-size", 900, "--out", out, "-q")
@@ -39,44 +32,44 @@ def test_train_prints_a_summary_line(tmp_path, corpus):
 
 
 def test_missing_file(tmp_path):
-    _one_error_line(run("train", tmp_path / "nope.txt", "--out", tmp_path / "o"), "not found")
+    assert_contract(run("train", tmp_path / "nope.txt", "--out", tmp_path / "o"), "biotok", "not found")
 
 
 def test_empty_corpus(tmp_path):
     p = tmp_path / "empty.txt"
     p.write_text("\n\n  \n", encoding="utf-8")
-    _one_error_line(run("train", p, "--out", tmp_path / "o"), "empty")
+    assert_contract(run("train", p, "--out", tmp_path / "o"), "biotok", "empty")
 
 
 def test_binary_corpus(tmp_path):
     p = tmp_path / "x.bin"
     p.write_bytes(bytes(range(256)))
-    _one_error_line(run("train", p, "--out", tmp_path / "o"), "binary")
+    assert_contract(run("train", p, "--out", tmp_path / "o"), "biotok", "binary")
 
 
 def test_invalid_utf8_with_line_number(tmp_path, corpus):
     p = tmp_path / "bad.txt"
     p.write_bytes(corpus.read_bytes() + b"caf\xe9\n")
-    _one_error_line(run("train", p, "--out", tmp_path / "o", "-q", "--vocab-size", 500), "bad.txt:201", "UTF-8")
+    assert_contract(run("train", p, "--out", tmp_path / "o", "-q", "--vocab-size", 500), "biotok", "bad.txt:201", "UTF-8")
     assert not (tmp_path / "o").exists()
 
 
 def test_broken_gzip(tmp_path, corpus):
     p = tmp_path / "c.txt.gz"
     p.write_bytes(gzip.compress(corpus.read_bytes())[:3000])
-    _one_error_line(run("train", p, "--out", tmp_path / "o", "-q"), "broken compressed stream")
+    assert_contract(run("train", p, "--out", tmp_path / "o", "-q"), "biotok", "broken compressed stream")
 
 
 @pytest.mark.parametrize("algo", ["bpe", "spm-bpe"])
 def test_vocab_too_small(tmp_path, corpus, algo):
     r = run("train", corpus, "--algo", algo, "--vocab-size", 20, "--out", tmp_path / "o", "-q")
-    _one_error_line(r, "vocab")
+    assert_contract(r, "biotok", "vocab")
 
 
 @pytest.mark.parametrize("algo", ["unigram", "wordpiece", "spm-unigram"])
 def test_vocab_too_large(tmp_path, corpus, algo):
     r = run("train", corpus, "--algo", algo, "--vocab-size", 500000, "--out", tmp_path / "o", "-q")
-    _one_error_line(r, "500000")
+    assert_contract(r, "biotok", "500000")
     assert not (tmp_path / "o").exists()
 
 
@@ -84,10 +77,10 @@ def test_existing_out_needs_force(tmp_path, corpus):
     out = tmp_path / "tok"
     out.mkdir()
     (out / "keep.txt").write_text("precious", encoding="utf-8")
-    _one_error_line(run("train", corpus, "--out", out, "-q"), "already exists", "--force")
+    assert_contract(run("train", corpus, "--out", out, "-q"), "biotok", "already exists", "--force")
     assert (out / "keep.txt").read_text(encoding="utf-8") == "precious"
     # --force replaces only a biotok output (a folder holding biotok.json, or an empty one)
-    _one_error_line(run("train", corpus, "--out", out, "-q", "--force"), "not a biotok output")
+    assert_contract(run("train", corpus, "--out", out, "-q", "--force"), "biotok", "not a biotok output")
     assert (out / "keep.txt").read_text(encoding="utf-8") == "precious"
     (out / "biotok.json").write_text("{}", encoding="utf-8")  # an older tokenizer there
     r = run("train", corpus, "--out", out, "-q", "--vocab-size", 700, "--force")
@@ -102,7 +95,7 @@ def test_count_writes_sorted_tsv(tmp_path, corpus):
     counts = [int(c) for _, c in rows]
     assert counts == sorted(counts, reverse=True) and rows[0][0] in {"de", ",", "."}
     assert all(w == w.lower() for w, _ in rows)
-    _one_error_line(run("count", corpus, "--out", out), "already exists")
+    assert_contract(run("count", corpus, "--out", out), "biotok", "already exists")
 
 
 def test_count_records_its_normalization_and_trains_from_counts(tmp_path, corpus):
@@ -122,9 +115,9 @@ def test_count_records_its_normalization_and_trains_from_counts(tmp_path, corpus
     assert r.exit_code == 0, r.output
     r = run("train", corpus, "--lower", "--vocab-size", 800, "--out", tmp_path / "direct", "-q")
     assert (tmp_path / "fc" / "tokenizer.json").read_bytes() == (tmp_path / "direct" / "tokenizer.json").read_bytes()
-    _one_error_line(run("train", "--from-counts", tmp_path / "a.tsv", "--vocab-size", 800, "--out", tmp_path / "x"),
+    assert_contract(run("train", "--from-counts", tmp_path / "a.tsv", "--vocab-size", 800, "--out", tmp_path / "x"), "biotok",
                     "was counted with normalization lowercase=True")
-    _one_error_line(run("train", "--from-counts", a, "--lower", "--out", tmp_path / "y"), "expected word<TAB>count")
+    assert_contract(run("train", "--from-counts", a, "--lower", "--out", tmp_path / "y"), "biotok", "expected word<TAB>count")
 
 
 def test_backend_choice_and_the_warning_of_the_non_reproducible_one(tmp_path, corpus):
@@ -133,9 +126,9 @@ def test_backend_choice_and_the_warning_of_the_non_reproducible_one(tmp_path, co
     assert r.exit_code == 0, r.output
     assert r.stdout.startswith("trained unigram (tokenizers)")
     assert r.stderr.count("not reproducible") == 1
-    _one_error_line(run("train", corpus, "--algo", "wordpiece", "--backend", "sentencepiece", "--out", tmp_path / "w"),
+    assert_contract(run("train", corpus, "--algo", "wordpiece", "--backend", "sentencepiece", "--out", tmp_path / "w"), "biotok",
                     "wordpiece is trained only by tokenizers")
-    _one_error_line(run("train", corpus, "--algo", "bpe", "--byte-fallback", "--out", tmp_path / "b"),
+    assert_contract(run("train", corpus, "--algo", "bpe", "--byte-fallback", "--out", tmp_path / "b"), "biotok",
                     "--byte-fallback needs --backend sentencepiece")
 
 
