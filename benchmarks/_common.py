@@ -7,7 +7,6 @@ reports min and median over the runs, and the ratio of medians.
 from __future__ import annotations
 
 import json
-import lzma
 import os
 import platform
 import statistics
@@ -18,6 +17,7 @@ from pathlib import Path
 from typing import Callable
 
 from biotok.datadir import shared_data
+from biotok.io import open_text, versions
 
 REPO = Path(__file__).resolve().parent.parent
 # The benchmarks live in the checkout, so ../shared/data beside it is their default input.
@@ -34,7 +34,7 @@ def require_data() -> None:
 
 
 def _paragraphs(path: Path):
-    with lzma.open(path, "rt", encoding="utf-8") as f:
+    with open_text(path, newline=None) as f:
         for line in f:
             for para in json.loads(line)["text"].splitlines():
                 para = para.strip()
@@ -112,12 +112,10 @@ def git_commit() -> str | None:
 
 def machine() -> dict:
     """Where a result was measured: CPU count, OS, library versions and the git commit."""
-    from biotok.artifact import library_versions
-
     return {
         "cpu_count": os.cpu_count(),
         "platform": platform.platform(),
-        **library_versions(),
+        **versions(),
         "commit": git_commit(),
     }
 
@@ -135,15 +133,17 @@ def ablation_readme(title: str, script: str, setup: str, report, out: Path) -> s
     number and every verdict comes from the report (nothing typed by hand)."""
     import json as _json
 
+    from biotok_train.stats import SeedSummary
+
     arms, mlm_words = report.arms, report.arms[0].mlm_words
     timings = _json.loads((out / "timings.json").read_text(encoding="utf-8")) if (out / "timings.json").is_file() else {}
     minutes = sum(timings.values()) / 60
 
-    def cell(s: dict) -> str:
-        return f"{s['mean']:.3f} ± {s['std']:.3f}" if s.get("std") is not None and s["n"] > 1 else f"{s['mean']:.3f}"
+    def cell(s: dict) -> str:  # mean ± std over seeds, the mean alone for one seed
+        return SeedSummary.from_dict(s).format(3)
 
     lines = [f"# {title}", "", "Regenerate everything here (ablation.md, ablation.json, ablation.png, this README) "
-             f"with one command:", "", "```bash", f"python benchmarks/{script}", "```", "",
+             "with one command:", "", "```bash", f"python benchmarks/{script}", "```", "",
              f"The parts timed in `timings.json` add up to {minutes:.0f} minutes on a {machine()['cpu_count']}-core CPU "
              "(no GPU); `--quick` checks in a few minutes that the script runs.", "", setup, "",
              "![ablation](ablation.png)", "", "## Reading (computed from ablation.json)", ""]
@@ -154,7 +154,7 @@ def ablation_readme(title: str, script: str, setup: str, report, out: Path) -> s
         beat = [f["arm"] for f in wf if f["beats_floor"]]
         lines.append(f"- Always answering “{wf[0]['word']}”, the most frequent word of the pretraining text, scores "
                      f"{wf[0]['reference']:.3f} on the words the first arm could score; "
-                     + (f"every arm beats it." if len(beat) == len(wf) else
+                     + ("every arm beats it." if len(beat) == len(wf) else
                         f"{len(beat)} of {len(wf)} arms beat it" + (f" ({', '.join(beat)})" if beat else "") + "."))
     for key, t in report.tasks.items():
         lines.append(f"- {t['name']} {t['metric']} on {t['n_test']} test examples (mean ± std over seed pairs): "

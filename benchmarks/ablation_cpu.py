@@ -19,8 +19,9 @@ import logging
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import CACHE, DATA, require_data, run_published_ablation  # noqa: E402
+if __name__ == "__main__" and not __package__:  # run as a file: the checkout first, as with -m
+    sys.path[0] = str(Path(__file__).resolve().parents[1])
+from benchmarks._common import CACHE, DATA, require_data, run_published_ablation  # noqa: E402
 
 PAMJ = DATA / "corpora" / "e3c-fr" / "layer3_fr_pamj_ccby.jsonl.xz"
 CAMEMBERTA = DATA / "tokenizers" / "camemberta-base"
@@ -28,14 +29,14 @@ CAMEMBERTA = DATA / "tokenizers" / "camemberta-base"
 
 def recipe(tokenizer: Path, quick: bool):
     """The ablation config: everything the comparison holds equal across the two vocabularies."""
-    from biotok_train.ablate import AblationConfig
-    from biotok_train.config import FinetuneConfig
+    from biotok_train.config import AblationConfig
+    from biotok_train.config import FinetuneConfig, OptimConfig
 
     return AblationConfig(
         tokenizers=(str(CAMEMBERTA), str(tokenizer)), corpus=(str(PAMJ),), field_name="text", tasks=("e3c",),
         data_dir=str(DATA / "corpora"), sizes=("tiny",), budget=20 if quick else 6000, batch_size=8, seq_len=128,
         lr=2e-3, pretrain_seeds=(0, 1), seeds=(0, 1),
-        finetune=FinetuneConfig(epochs=1 if quick else 10, lr=5e-4, max_train_sentences=40 if quick else 0),
+        finetune=FinetuneConfig(epochs=1 if quick else 10, optim=OptimConfig(lr=5e-4), max_train_sentences=40 if quick else 0),
         n_words=100 if quick else 1000,
     )
 

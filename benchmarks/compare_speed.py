@@ -20,8 +20,9 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-from _common import DATA, RESULTS, machine  # noqa: E402
+if __name__ == "__main__" and not __package__:  # run as a file: the checkout first, as with -m
+    sys.path[0] = str(Path(__file__).resolve().parents[1])
+from benchmarks._common import DATA, RESULTS, machine  # noqa: E402
 
 DEFAULT_CORPUS = DATA / "corpora" / "e3c-fr" / "layer3_fr_pamj_ccby.jsonl.xz"
 SAMPLE = HERE.parent / "corpora" / "sample" / "e3c_pamj_fr.txt"

@@ -21,17 +21,21 @@ from pathlib import Path
 import torch
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
+if __name__ == "__main__" and not __package__:  # run as a file: the checkout first, as with -m
+    sys.path[0] = str(Path(__file__).resolve().parents[1])
 
 from biotok_train.hf_models import save_hf_tokenizer  # noqa: E402
 from biotok_train.pretrain.packed import PackedData  # noqa: E402
-from biotok_train.pretrain.loop import PretrainConfig, peak_flops, pretrain  # noqa: E402
+from biotok_train.config import SIZES, OptimConfig, PretrainConfig  # noqa: E402
+from biotok_train.pretrain.flops import flops_per_token, mfu, peak_tflops  # noqa: E402
+from biotok_train.pretrain.loop import pretrain  # noqa: E402
 from biotok_train.pretrain.models import Vocab, build  # noqa: E402
+from biotok_train.config import PrepareConfig  # noqa: E402
 from biotok_train.pretrain.prepare import prepare  # noqa: E402
 
 
 def ours(data: Path, args, out: Path) -> dict:
-    cfg = PretrainConfig(size=args.size, steps=args.steps, batch_size=args.batch_size, lr=1e-4, warmup=0.0,
+    cfg = PretrainConfig(size=args.size, steps=args.steps, batch_size=args.batch_size, optim=OptimConfig(lr=1e-4, warmup=0.0),
                          seed=0, bf16=True, compile=args.compile, log_every=1, device=args.device)
     r = pretrain(data, cfg, out, progress=False)
     rows = [json.loads(l) for l in (out / "metrics.jsonl").read_text().splitlines()]
@@ -112,29 +116,32 @@ def main() -> None:
         torch.set_num_threads(args.threads)
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        data = args.data or prepare([args.corpus], args.tokenizer, args.seq_len, work / "data", progress=False).path
+        data = args.data or prepare([args.corpus], args.tokenizer, PrepareConfig(seq_len=args.seq_len), work / "data",
+                                      progress=False).path
         a = ours(data, args, work / "ours")
         b = hf_trainer(data, args, work)
+        packed = PackedData(data)
     device = torch.cuda.get_device_name() if torch.cuda.is_available() and args.device != "cpu" else \
         f"CPU ({platform.processor() or platform.machine()}, {torch.get_num_threads()} threads)"
-    peak = peak_flops(torch.device("cuda" if "CPU" not in device else "cpu"), None)
+    peak = peak_tflops(device) if "CPU" not in device else None
+    layers, hidden, _, inter, _ = SIZES["bert"][args.size]
+    per_token = flops_per_token(layers, hidden, inter, packed.seq_len, packed.vocab_size, predicted_fraction=0.15)
     ratio = a["tokens_per_s"] / b["tokens_per_s"]
     result = {
-        "device": device, "size": args.size, "seq_len": PackedData(data).seq_len if args.data else args.seq_len,
+        "device": device, "size": args.size, "seq_len": packed.seq_len,
         "batch_size": args.batch_size, "steps": args.steps, "timed_steps": args.steps - args.skip,
         "compile": args.compile, "params": a["params"],
         "biotok_tokens_per_s": a["tokens_per_s"], "hf_trainer_tokens_per_s": b["tokens_per_s"],
         "ratio": ratio,
-        "biotok_mfu": 6 * a["params"] * a["tokens_per_s"] / peak if peak else None,
-        "hf_mfu": 6 * a["params"] * b["tokens_per_s"] / peak if peak else None,
+        "biotok_mfu": mfu(a["tokens_per_s"], per_token, peak), "hf_mfu": mfu(b["tokens_per_s"], per_token, peak),
         "torch": torch.__version__,
     }
     args.json.write_text(json.dumps(result, indent=2) + "\n")
-    mfu = lambda x: f"{100 * x:.1f} %" if x is not None else "n/a"  # noqa: E731
+    pct = lambda x: f"{100 * x:.1f} %" if x is not None else "n/a"  # noqa: E731
     print(f"device            {device}")
     print(f"model             bert-{args.size}, {a['params'] / 1e6:.1f} M params, batch {args.batch_size} x {result['seq_len']}")
-    print(f"biotok-train mlm  {a['tokens_per_s']:>12,.0f} tokens/s   MFU {mfu(result['biotok_mfu'])}")
-    print(f"HF Trainer        {b['tokens_per_s']:>12,.0f} tokens/s   MFU {mfu(result['hf_mfu'])}")
+    print(f"biotok-train mlm  {a['tokens_per_s']:>12,.0f} tokens/s   MFU {pct(result['biotok_mfu'])}")
+    print(f"HF Trainer        {b['tokens_per_s']:>12,.0f} tokens/s   MFU {pct(result['hf_mfu'])}")
     print(f"ratio             {ratio:.2f}x   -> {args.json}")
 
 

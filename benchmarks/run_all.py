@@ -15,8 +15,9 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-from _common import CACHE, DATA, RESULTS  # noqa: E402
+if __name__ == "__main__" and not __package__:  # run as a file: the checkout first, as with -m
+    sys.path[0] = str(Path(__file__).resolve().parents[1])
+from benchmarks._common import CACHE, DATA, RESULTS  # noqa: E402
 
 QUICK_RESULTS = CACHE / "quick-results"  # a smoke run never replaces benchmarks/results/
 FULL = [

@@ -28,7 +28,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import lzma
 import sys
 import tarfile
 import time
@@ -37,17 +36,19 @@ from pathlib import Path
 
 import regex
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import CACHE, DATA, REPO, git_commit, require_data  # noqa: E402
+if __name__ == "__main__" and not __package__:  # run as a file: the checkout first, as with -m
+    sys.path[0] = str(Path(__file__).resolve().parents[1])
+from benchmarks._common import CACHE, DATA, REPO, git_commit, require_data  # noqa: E402
 
-from biotok.artifact import library_versions  # noqa: E402
 from biotok.config import NormalizeConfig, TrainConfig  # noqa: E402
-from biotok.corpus import file_sha256, iter_lines  # noqa: E402
+from biotok.corpus import iter_lines  # noqa: E402
+from biotok.datasets.named import QUAERO_TAR  # noqa: E402
 from biotok.errors import VocabSizeError  # noqa: E402
 from biotok.formats import load  # noqa: E402
-from biotok.metrics import read_terms_file, segment_terms  # noqa: E402
+from biotok.io import open_text, sha256_file, versions  # noqa: E402
 from biotok.output import atomic_directory  # noqa: E402
 from biotok.report import build_report  # noqa: E402
+from biotok.terminology import read_terms_file, segment_terms  # noqa: E402
 from biotok.vocab import diff_vocab, duplicates  # noqa: E402
 
 RECIPE = 2  # bump when build_corpora selects text differently: every cached corpus is then rebuilt
@@ -57,7 +58,7 @@ TERMS = REPO / "corpora/terms/fr_biomedical.txt"
 SOURCES = {
     "pamj": "corpora/e3c-fr/layer3_fr_pamj_ccby.jsonl.xz",
     "leaflets": "corpora/e3c-fr/layer3_fr_ministere_ccbync.jsonl.xz",
-    "quaero": "corpora/quaero-frenchmed/QUAERO_FrenchMed_CLEF2017_brat.tar.xz",
+    "quaero": f"corpora/{QUAERO_TAR}",
     "labforsims": "corpora/labforsims2-fr-dialogues/labforsims2-corpus.tar.xz",
     "wmt": "corpora/wmt-biomed-fr-en/wmt_biomed_train_medline_scielo_edp_fr-en.tar.xz",
 }
@@ -95,7 +96,7 @@ def _paragraphs(text: str) -> list[str]:
 
 
 def _pamj_docs() -> list[str]:
-    with lzma.open(DATA / SOURCES["pamj"], "rt", encoding="utf-8") as f:
+    with open_text(DATA / SOURCES["pamj"], newline=None) as f:
         return [json.loads(l)["text"] for l in f]
 
 
@@ -129,7 +130,7 @@ def corpus_inputs(leaflets_mb: float) -> dict:
         "recipe": RECIPE,
         "leaflets_mb": leaflets_mb,
         "held_out_pamj": HELD_OUT_PAMJ,
-        "sources": {k: {"path": p, "sha256": file_sha256(str(DATA / p))} for k, p in SOURCES.items()},
+        "sources": {k: {"path": p, "sha256": sha256_file(DATA / p)} for k, p in SOURCES.items()},
     }
 
 
@@ -169,7 +170,7 @@ def train_variants(
 
     out = {}
     for name, cfg in configs.items():
-        key = cache_key({"corpus": corpus_key, "config": cfg.to_dict(), "versions": library_versions()})
+        key = cache_key({"corpus": corpus_key, "config": cfg.to_dict(), "versions": versions()})
         d = work / "tokenizers" / f"{name}-{key}"
         if retrain or not (d / "biotok.json").is_file():
             start = time.perf_counter()
@@ -262,7 +263,7 @@ def main() -> None:
         "inputs": {**inputs, "corpus_key": cache_key(inputs),
                    "variants": {n: c.to_dict() for n, c in variant_configs(scale).items()},
                    "references": {a: toks[a].fingerprint for a in REFERENCES}},
-        "versions": library_versions(),
+        "versions": versions(),
         "commit": git_commit(),
         **measure(toks, order, paths, fig),
     }

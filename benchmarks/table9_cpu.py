@@ -21,8 +21,9 @@ import logging
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import CACHE, DATA, require_data, run_published_ablation  # noqa: E402
+if __name__ == "__main__" and not __package__:  # run as a file: the checkout first, as with -m
+    sys.path[0] = str(Path(__file__).resolve().parents[1])
+from benchmarks._common import CACHE, DATA, require_data, run_published_ablation  # noqa: E402
 
 PAMJ = DATA / "corpora" / "e3c-fr" / "layer3_fr_pamj_ccby.jsonl.xz"
 CAMEMBERTA = DATA / "tokenizers" / "camemberta-base"
@@ -30,24 +31,25 @@ CAMEMBERTA = DATA / "tokenizers" / "camemberta-base"
 
 def recipe(base: Path, tokenizer: Path, quick: bool):
     """Everything the three arms hold equal."""
-    from biotok_train.ablate import AblationConfig
-    from biotok_train.config import FinetuneConfig
+    from biotok_train.config import AblationConfig
+    from biotok_train.config import FinetuneConfig, OptimConfig
 
     return AblationConfig(
         tokenizers=(str(tokenizer),), corpus=(str(PAMJ),), field_name="text", tasks=("e3c",),
         data_dir=str(DATA / "corpora"), budget=10 if quick else 1000, batch_size=8, seq_len=128, lr=2e-3,
         pretrain_seeds=(0,), seeds=(0, 1), arms=("scratch", "continual", "transfer"), base=str(base),
-        finetune=FinetuneConfig(epochs=1 if quick else 10, lr=5e-4, max_train_sentences=40 if quick else 0),
+        finetune=FinetuneConfig(epochs=1 if quick else 10, optim=OptimConfig(lr=5e-4), max_train_sentences=40 if quick else 0),
         n_words=100 if quick else 1000,
     )
 
 
 def general_model(work: Path, quick: bool) -> Path:
     """BERT-tiny pretrained on general-ish French biomedical abstracts with CamemBERTa's vocabulary."""
-    from transfer_cpu import WORK as TRANSFER_WORK, general_text
+    from benchmarks.transfer_cpu import WORK as TRANSFER_WORK, general_text
 
-    from biotok_train.config import PretrainConfig
+    from biotok_train.config import OptimConfig, PretrainConfig
     from biotok_train.pretrain.loop import pretrain
+    from biotok_train.config import PrepareConfig
     from biotok_train.pretrain.prepare import open_prepared, prepare
 
     steps = 10 if quick else 3000
@@ -58,8 +60,8 @@ def general_model(work: Path, quick: bool) -> Path:
     TRANSFER_WORK.mkdir(parents=True, exist_ok=True)
     d = work / "data-general"
     data = open_prepared(d) if (d / "meta.json").is_file() else prepare(
-        [str(general_text())], str(CAMEMBERTA), 128, d, force=True, progress=False)
-    pretrain(data.path, PretrainConfig(size="tiny", steps=steps, batch_size=8, lr=2e-3, seed=0), out,
+        [str(general_text())], str(CAMEMBERTA), PrepareConfig(seq_len=128), d, force=True, progress=False)
+    pretrain(data.path, PretrainConfig(size="tiny", steps=steps, batch_size=8, seed=0, optim=OptimConfig(lr=2e-3)), out,
              resume=(out / "checkpoint").exists(), progress=False)
     return out
 

@@ -28,8 +28,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import REPO, e3c_text, save  # noqa: E402
+if __name__ == "__main__" and not __package__:  # run as a file: the checkout first, as with -m
+    sys.path[0] = str(Path(__file__).resolve().parents[1])
+from benchmarks._common import REPO, e3c_text, save  # noqa: E402
 
 LIMIT_GIB = 24.0
 

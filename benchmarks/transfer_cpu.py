@@ -23,14 +23,16 @@ import hashlib
 import shutil
 import io
 import json
-import lzma
 import sys
 import tarfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import CACHE, DATA, REPO, machine, require_data  # noqa: E402
+if __name__ == "__main__" and not __package__:  # run as a file: the checkout first, as with -m
+    sys.path[0] = str(Path(__file__).resolve().parents[1])
+from benchmarks._common import CACHE, DATA, REPO, machine, require_data  # noqa: E402
+
+from biotok.io import open_text  # noqa: E402
 
 WORK = CACHE / "transfer_cpu"
 OUT = REPO / "docs" / "results" / "transfer-cpu"
@@ -58,7 +60,7 @@ def clinical_split() -> tuple[Path, Path]:
     train, held = WORK / "clinical_train.txt", WORK / "clinical_heldout.txt"
     if train.is_file() and held.is_file():
         return train, held
-    with lzma.open(PAMJ, "rt", encoding="utf-8") as src, \
+    with open_text(PAMJ, newline=None) as src, \
             open(train.with_suffix(".tmp"), "w", encoding="utf-8") as ft, \
             open(held.with_suffix(".tmp"), "w", encoding="utf-8") as fh:
         for line in src:
@@ -148,11 +150,13 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(args.threads)
     from biotok.config import TrainConfig
     from biotok.train import train_tokenizer
-    from biotok_train.config import PretrainConfig
+    from biotok_train.config import OptimConfig, PretrainConfig
     from biotok_train.evaluate import sample_words
     from biotok_train.pretrain.loop import pretrain
+    from biotok_train.config import PrepareConfig
     from biotok_train.pretrain.prepare import prepare
-    from biotok_train.transfer import TransferConfig, transfer_to
+    from biotok_train.config import TransferConfig
+    from biotok_train.transfer import transfer_to
 
     t0, c0 = time.perf_counter(), time.process_time()
     timings: dict[str, float] = {}
@@ -171,15 +175,15 @@ def main(argv: list[str] | None = None) -> int:
                               ("heldout", held_txt, tok_dir)):
         d = WORK / f"data-{name}-128"
         if not (d / "meta.json").is_file():
-            prepare([str(corpus)], str(tok), 128, d, force=True, progress=False)
+            prepare([str(corpus)], str(tok), PrepareConfig(seq_len=128), d, force=True, progress=False)
         data[name] = d
     timings["inputs_s"] = time.perf_counter() - t0
 
     # 1. the general model
     t = time.perf_counter()
     base = run_dir / "general"
-    base_cfg = PretrainConfig(size="tiny", steps=args.base_steps, batch_size=args.batch_size, lr=1e-3,
-                              warmup=0.06, seed=args.seed, device="cpu", log_every=25)
+    base_cfg = PretrainConfig(size="tiny", steps=args.base_steps, batch_size=args.batch_size,
+                              optim=OptimConfig(lr=1e-3, warmup=0.06), seed=args.seed, device="cpu", log_every=25)
     if not (base / "biotok_pretrain.json").is_file() or \
             json.loads((base / "biotok_pretrain.json").read_text())["step"] != args.base_steps:
         shutil.rmtree(base, ignore_errors=True)
@@ -196,8 +200,8 @@ def main(argv: list[str] | None = None) -> int:
         start = run_dir / f"transfer-{method}"
         r = transfer_to(base, tok_dir, start, TransferConfig(method=method, seed=args.seed), force=True)
         unshared = torch.tensor([k in ("composed", "random") for k in r.plan.kinds])
-        cfg = PretrainConfig(steps=args.steps, batch_size=args.batch_size, lr=1e-3, warmup=0.06, seed=args.seed,
-                             device="cpu", log_every=5, init_from=str(start))
+        cfg = PretrainConfig(steps=args.steps, batch_size=args.batch_size, optim=OptimConfig(lr=1e-3, warmup=0.06),
+                             seed=args.seed, device="cpu", log_every=5, init_from=str(start))
         cont = run_dir / f"continued-{method}"
         shutil.rmtree(cont, ignore_errors=True)
         curve = []

@@ -12,45 +12,38 @@ Importing biotok never imports torch or transformers.
 
 from __future__ import annotations
 
+import importlib
+from typing import Any
+
 from biotok._version import __version__
 from biotok.errors import BiotokError
 
 # Eager, and light (regex + unicodedata): the function must shadow the submodule of that name.
 from biotok.normalize import normalize
 
-__all__ = [
-    "__version__",
-    "BiotokError",
-    "NormalizeConfig",
-    "TrainConfig",
-    "normalize",
-    "train_tokenizer",
-    "load",
-    "diff_vocab",
-    "fragmentation",
-    "compare",
-]
+#: public name -> (module, attribute), imported on first use so `import biotok` stays cheap
+#: (no tokenizers, numpy or matplotlib until a function needs them; never torch)
+_LAZY: dict[str, tuple[str, str]] = {
+    "NormalizeConfig": ("biotok.config", "NormalizeConfig"),
+    "TrainConfig": ("biotok.config", "TrainConfig"),
+    "train_tokenizer": ("biotok.train", "train_tokenizer"),
+    "load": ("biotok.formats", "load"),
+    "diff_vocab": ("biotok.vocab", "diff_vocab"),
+    "fragmentation": ("biotok.metrics", "fragmentation"),
+    "compare": ("biotok.metrics", "compare"),
+}
+
+__all__ = ["__version__", "BiotokError", "normalize", *_LAZY]
 
 
-def __getattr__(name: str):  # lazy: keep `import biotok` cheap
-    if name in ("NormalizeConfig", "TrainConfig"):
-        from biotok import config
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module 'biotok' has no attribute {name!r}")
+    module, attr = _LAZY[name]
+    value = getattr(importlib.import_module(module), attr)
+    globals()[name] = value  # later look-ups skip __getattr__
+    return value
 
-        return getattr(config, name)
-    if name == "train_tokenizer":
-        from biotok.train import train_tokenizer
 
-        return train_tokenizer
-    if name == "load":
-        from biotok.formats import load
-
-        return load
-    if name == "diff_vocab":
-        from biotok.vocab import diff_vocab
-
-        return diff_vocab
-    if name in ("fragmentation", "compare"):
-        from biotok import metrics
-
-        return getattr(metrics, name)
-    raise AttributeError(f"module 'biotok' has no attribute {name!r}")
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_LAZY])

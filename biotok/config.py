@@ -1,11 +1,61 @@
-"""Frozen configuration dataclasses: the whole recipe of a tokenizer, saved in biotok.json."""
+"""Frozen configuration dataclasses of biotok, each command's options once: the whole recipe of a
+tokenizer (NormalizeConfig, TrainConfig, saved in biotok.json), a vocabulary-size sweep
+(SweepConfig) and a pretraining-cost estimate (CostConfig). The companion's configs are in
+:mod:`biotok_train.config`."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Literal
 
 from biotok.errors import ConfigError
+
+# --- numbers at the door: every numeric option of every config has a range -------------------------
+INT32_MAX = 2**31 - 1  # SentencePiece parses its integer options as int32
+INT64_MAX = 2**63 - 1  # numpy, torch and the Rust tokenizers take no larger integer
+SEED_MAX = 2**32 - 1  # numpy.random, torch.manual_seed and random.seed all accept 0 .. 2**32 - 1
+# No tokenizer has 16 M pieces; the trainers allocate per piece asked for, and abort the process
+# (Rust's allocation error, SentencePiece's int32) long before they can say the corpus is too small.
+MAX_VOCAB_SIZE = 2**24
+
+
+def option_name(name: str) -> str:
+    """The command-line spelling of config field ``name``: ``vocab_size`` -> ``--vocab-size``."""
+    return name if name.startswith("-") else "--" + name.replace("_", "-")
+
+
+def check_range(name: str, value: Any, lo: float | None = None, hi: float | None = None, *,
+                above: bool = False) -> None:
+    """:class:`ConfigError` naming the option and the value unless ``value`` is a finite number
+    in ``[lo, hi]`` (``above``: strictly greater than ``lo``); ``None`` bounds are open."""
+    opt = option_name(name)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ConfigError(f"{opt} must be a number, not {value!r}")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ConfigError(f"{opt} must be a finite number, not {value}")
+    low_ok = lo is None or (value > lo if above else value >= lo)
+    if low_ok and (hi is None or value <= hi):
+        return
+    if lo is not None and hi is not None and not above:
+        raise ConfigError(f"{opt} {value} is out of range: it must be between {lo} and {hi}")
+    if not low_ok:
+        raise ConfigError(f"{opt} {value} is out of range: it must be {'>' if above else '>='} {lo}")
+    raise ConfigError(f"{opt} {value} is out of range: it must be at most {hi}")
+
+
+def check_numbers(config: Any, ranges: dict[str, tuple] | None = None) -> None:
+    """Every number of dataclass ``config`` (a tuple's items too) is finite and within its range:
+    ``ranges[name] = (lo, hi)``, else any integer of 64 bits and any finite float. Called at the
+    end of each config's ``__post_init__``, so no option reaches a library that would crash on it."""
+    ranges = ranges or {}
+    for f in fields(config):
+        value = getattr(config, f.name)
+        for x in value if isinstance(value, tuple) else (value,):
+            if isinstance(x, bool) or not isinstance(x, (int, float)):
+                continue
+            lo, hi = ranges.get(f.name, (-INT64_MAX, INT64_MAX))
+            check_range(f.name, x, lo, hi)
 
 UnicodeForm = Literal["NFKC", "NFC", "none"]
 # Measurement defaults shared by biotok.metrics / biotok.report and the compare/report commands.
@@ -174,6 +224,9 @@ class TrainConfig:
         for name in ("min_frequency", "max_piece_length", "limit_alphabet"):
             if getattr(self, name) < 1:
                 raise ConfigError(f"{name.replace('_', ' ')} must be at least 1, got {getattr(self, name)}")
+        check_numbers(self, {"vocab_size": (1, MAX_VOCAB_SIZE), "seed": (0, SEED_MAX),
+                             "min_frequency": (1, INT32_MAX), "max_piece_length": (1, INT32_MAX),
+                             "limit_alphabet": (1, INT32_MAX), "seed_text_mb": (0, INT32_MAX)})
 
     @property
     def specials(self) -> SpecialTokens:
@@ -203,3 +256,59 @@ class TrainConfig:
         if "backend" not in d and kw.get("algo") in ALGOS:
             kw["backend"] = "tokenizers"  # saved before backends existed: unigram/bpe/wordpiece were HF
         return cls(**kw)
+
+
+# --- the sweep and cost commands (biotok.sweep, biotok.cost) --------------------------------------
+DEFAULT_SIZES = (8000, 16000, 32000, 48000, 64000)  # vocabulary sizes a sweep tries
+
+
+@dataclass(frozen=True)
+class SweepConfig:
+    """Options of a vocabulary-size sweep (:mod:`biotok.sweep`; the CLI reads its defaults from here)."""
+
+    sizes: tuple[int, ...] = DEFAULT_SIZES
+    hidden_size: int = 768  # for the embedding parameters (vocab x hidden)
+    heldout_fraction: float = 0.1  # lines held out (by hash) to measure on, when no eval corpus is given
+    max_eval_lines: int | None = 20000
+
+    def __post_init__(self) -> None:
+        sizes = tuple(sorted(set(int(s) for s in self.sizes)))
+        if not sizes:
+            raise ConfigError("give at least one vocabulary size")
+        if sizes[0] < 100:
+            raise ConfigError(f"vocabulary sizes must be >= 100, not {sizes[0]}")
+        object.__setattr__(self, "sizes", sizes)
+        if self.hidden_size < 1:
+            raise ConfigError(f"hidden size must be >= 1, not {self.hidden_size}")
+        if not 0 < self.heldout_fraction < 1:
+            raise ConfigError(f"held-out fraction must be between 0 and 1, not {self.heldout_fraction}")
+        if self.max_eval_lines is not None and self.max_eval_lines < 1:
+            raise ConfigError(f"max eval lines must be >= 1, not {self.max_eval_lines}")
+        check_numbers(self, {"sizes": (100, MAX_VOCAB_SIZE), "hidden_size": (1, INT32_MAX),
+                             "max_eval_lines": (1, INT64_MAX)})
+
+
+@dataclass(frozen=True)
+class CostConfig:
+    """Training budget assumptions of ``biotok cost`` (:mod:`biotok.cost`; the CLI reads its defaults from here)."""
+
+    epochs: float = 1.0
+    batch_size: int = 256  # sequences per optimizer step (all GPUs together)
+    seq_len: int = 512
+    tokens_per_second: float | None = None  # per GPU; None: from the measured table
+    gpus: int = 1
+    hidden_size: int = 768
+    tied_embeddings: bool = True  # BERT/RoBERTa tie the MLM output layer to the input embedding
+    sample_lines: int = 20000
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if not self.epochs > 0:
+            raise ConfigError(f"epochs must be > 0, not {self.epochs}")
+        for name in ("batch_size", "seq_len", "gpus", "hidden_size", "sample_lines"):
+            if getattr(self, name) < 1:
+                raise ConfigError(f"{name.replace('_', ' ')} must be >= 1, not {getattr(self, name)}")
+        if self.tokens_per_second is not None and not self.tokens_per_second > 0:
+            raise ConfigError(f"tokens per second must be > 0, not {self.tokens_per_second}")
+        check_numbers(self, {"seed": (0, SEED_MAX), **{n: (1, INT32_MAX) for n in (
+            "batch_size", "seq_len", "gpus", "hidden_size", "sample_lines")}})

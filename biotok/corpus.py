@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import bz2
 import gzip
-import hashlib
 import io
 import json
 import lzma
 import os
+import re
 import sys
 import zlib
 from dataclasses import dataclass, field
@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import BinaryIO, Callable, Iterable, Iterator
 
 from biotok.errors import CorpusError
+from biotok.io import sha256_file
 
 STDIN = "-"
 _MAGIC = {
@@ -115,11 +116,13 @@ def _open_binary(cf: CorpusFile) -> BinaryIO:
         except OSError as e:
             raise CorpusError(f"cannot open corpus file {cf.path}: {e.strerror}") from e
     buffered = raw if hasattr(raw, "peek") else io.BufferedReader(raw)  # type: ignore[arg-type]
-    head = buffered.peek(6)[:6]  # type: ignore[attr-defined]
-    for magic, kind in _MAGIC.items():
-        if head.startswith(magic):
-            return _OPENERS[kind](buffered)
-    return buffered  # type: ignore[return-value]
+    kind = compression(buffered.peek(6)[:6])  # type: ignore[attr-defined]
+    return _OPENERS[kind](buffered) if kind else buffered  # type: ignore[return-value]
+
+
+def compression(head: bytes) -> str | None:
+    """"gz", "xz" or "bz2" when a file starting with ``head`` (6 bytes) is compressed, else None."""
+    return next((kind for magic, kind in _MAGIC.items() if head.startswith(magic)), None)
 
 
 # A line longer than this is cut at whitespace into pieces of at most this many bytes (or at a
@@ -127,6 +130,16 @@ def _open_binary(cf: CorpusFile) -> BinaryIO:
 # the corpus: one 50 MB line is 50 pieces. JSON lines are parsed whole, then their text is cut
 # alike (in characters). Cut lines are counted (``CorpusStats.split_lines``, biotok.json).
 MAX_LINE_BYTES = 1 << 20
+# A JSON line is parsed whole (a cut would split the JSON, not the text): up to this many bytes;
+# its text field is then cut like a long raw line. A longer record is refused, naming its line.
+MAX_RECORD_BYTES = 64 << 20
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def piece_limit(jsonl: bool, field_name: str | None = None) -> int:
+    """The ``limit`` of :func:`line_pieces` for a file: JSON lines are read whole (up to
+    :data:`MAX_RECORD_BYTES`), text lines are cut at :data:`MAX_LINE_BYTES`."""
+    return MAX_RECORD_BYTES if jsonl or field_name is not None else MAX_LINE_BYTES
 _WHITESPACE = (b" ", b"\t", b"\r", b"\x0b", b"\x0c")
 
 
@@ -196,6 +209,9 @@ def texts_of(raw: bytes, lineno: int, offset: int, jsonl: bool, field_name: str 
         if not line.strip():
             return [], 0
         key = field_name or "text"
+        if offset > 0 or (len(raw) >= MAX_RECORD_BYTES and not raw.endswith(b"\n")):
+            raise LineError(lineno, f"JSON line longer than {MAX_RECORD_BYTES >> 20} MiB; biotok parses each "
+                            "record whole: split its text over several records")
         try:
             obj = json.loads(line)
         except json.JSONDecodeError as e:
@@ -205,6 +221,10 @@ def texts_of(raw: bytes, lineno: int, offset: int, jsonl: bool, field_name: str 
         value = obj[key]
         if not isinstance(value, str):
             raise LineError(lineno, f"field {key!r} is not a string")
+        bad = None if value.isascii() else _SURROGATE.search(value)
+        if bad:  # '\\ud800' escapes a half of a UTF-16 pair: no character, no UTF-8 (like invalid UTF-8 in text)
+            raise LineError(lineno, f"field {key!r} holds a lone surrogate \\u{ord(bad.group()):04x} at character "
+                            f"{bad.start()}: not a Unicode character (a broken UTF-16 escape); fix the JSON")
         texts: list[str] = []
         cut = 0
         for t in value.splitlines():
@@ -229,11 +249,12 @@ def _cut_text(text: str, limit: int = MAX_LINE_BYTES) -> list[str]:
     return out
 
 
-def _raw_lines(cf: CorpusFile) -> Iterator[tuple[int, bytes, int]]:
+def _raw_lines(cf: CorpusFile, whole: bool = False) -> Iterator[tuple[int, bytes, int]]:
+    """The pieces of ``cf``'s lines; ``whole``: JSON records, read whole up to :data:`MAX_RECORD_BYTES`."""
     f = _open_binary(cf)
     lineno = 0
     try:
-        for lineno, piece, offset in line_pieces(f):
+        for lineno, piece, offset in (line_pieces(f, MAX_RECORD_BYTES) if whole else line_pieces(f)):
             yield lineno, piece, offset
     except (OSError, EOFError, zlib.error, lzma.LZMAError) as e:
         raise CorpusError(
@@ -254,7 +275,7 @@ def iter_records(
     for cf in files:
         kept = 0
         last_cut = 0
-        for lineno, raw, offset in _raw_lines(cf):
+        for lineno, raw, offset in _raw_lines(cf, whole=cf.jsonl or field_name is not None):
             try:
                 texts, cut = texts_of(raw, lineno, offset, cf.jsonl, field_name)
             except LineError as e:
@@ -303,21 +324,13 @@ def iter_lines(
     return iter_records(resolve(paths), field_name, stats)
 
 
-def file_sha256(path: str) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 def _describe(cf: CorpusFile, kept: int) -> dict:
     if cf.path == STDIN:
         return {"path": STDIN, "bytes": None, "sha256": None, "lines": kept}
     return {
         "path": cf.path,
         "bytes": os.path.getsize(cf.path),
-        "sha256": file_sha256(cf.path),
+        "sha256": sha256_file(cf.path),
         "lines": kept,
     }
 

@@ -23,35 +23,12 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Iterable, Sequence
 
+from biotok.config import CostConfig
 from biotok.errors import ConfigError, CorpusError
 from biotok.tokenizer import BiotokTokenizer
 
 THROUGHPUT_TABLE = Path(__file__).resolve().parent.parent / "benchmarks" / "results" / "pretrain_throughput.json"
 _SIZE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*([kKmMgGtT]?)(i?)[bB]?\s*$")
-
-
-@dataclass(frozen=True)
-class CostConfig:
-    """Training budget assumptions (the CLI reads its defaults from here)."""
-
-    epochs: float = 1.0
-    batch_size: int = 256  # sequences per optimizer step (all GPUs together)
-    seq_len: int = 512
-    tokens_per_second: float | None = None  # per GPU; None: from the measured table
-    gpus: int = 1
-    hidden_size: int = 768
-    tied_embeddings: bool = True  # BERT/RoBERTa tie the MLM output layer to the input embedding
-    sample_lines: int = 20000
-    seed: int = 0
-
-    def __post_init__(self) -> None:
-        if not self.epochs > 0:
-            raise ConfigError(f"epochs must be > 0, not {self.epochs}")
-        for name in ("batch_size", "seq_len", "gpus", "hidden_size", "sample_lines"):
-            if getattr(self, name) < 1:
-                raise ConfigError(f"{name.replace('_', ' ')} must be >= 1, not {getattr(self, name)}")
-        if self.tokens_per_second is not None and not self.tokens_per_second > 0:
-            raise ConfigError(f"tokens per second must be > 0, not {self.tokens_per_second}")
 
 
 def parse_size(text: str | int) -> int:

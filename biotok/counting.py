@@ -1,4 +1,4 @@
-"""Word counts on every core, mergeable across shards, and scaled for SentencePiece's memory.
+"""Word counts on every core, mergeable across shards.
 
 :func:`count_corpus` normalizes and counts the whitespace words of a corpus in N worker
 processes, with a result identical to one process: a count is a sum, so chunks are counted
@@ -10,29 +10,36 @@ Counts saved by ``biotok count`` (``word<TAB>count``, :func:`write_counts`) add 
 :func:`read_count_files` on the counts of shards gives the counts of the whole corpus, so the
 expensive pass can run on many machines (one shard each) and training starts from the merge.
 
-:func:`scale_counts` bounds SentencePiece's memory. From word counts (``input_format=tsv``) its
-Unigram trainer builds its seed pieces from a text holding every word *count* times (about
-13 bytes of RSS per byte of that text, in chunks of 512 MiB): memory follows the sum of the
-counts, not the number of distinct words. Scaling every count by one factor (rounded, at least 1)
-keeps that text under a budget; docs/training.md gives the measured effect on the vocabulary.
+SentencePiece trains from these counts; scaling them to bound its memory is
+:func:`biotok.backends.spm.scale_counts`.
 """
 
 from __future__ import annotations
 
 import json
+import logging
+import multiprocessing
 import os
+import signal
 import sys
+import threading
+import time
 from collections import Counter, deque
-from dataclasses import asdict, dataclass, field
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable, Sequence, TextIO
+from typing import Any, Iterable, Sequence, TextIO
 
-from biotok.corpus import STDIN, CorpusFile, CorpusStats, LineError, iter_records, line_pieces, resolve, texts_of
-from biotok.errors import CorpusError
+from biotok._version import __version__
+from biotok.config import NormalizeConfig
+from biotok.corpus import (
+    STDIN, CorpusFile, CorpusStats, LineError, compression, iter_records, line_pieces, piece_limit, resolve,
+    texts_of,
+)
+from biotok.errors import ConfigError, CorpusError
 from biotok.io import sha256_file
-
-if TYPE_CHECKING:
-    from biotok.config import NormalizeConfig
+from biotok.normalize import build_normalizer
+from biotok.output import atomic_file
 
 # Byte range read by one task (a worker's unit of work): small enough to balance the workers
 # and to keep each task's counter small, large enough that starting a task costs nothing.
@@ -41,10 +48,6 @@ CHUNK_BYTES = 16 << 20
 # batches are slower: each normalization step copies the text's alignments (16 bytes a byte),
 # which then no longer fit in the CPU caches (1 MiB batches: 5.6 MB/s, 128 KiB: 8.1 MB/s).
 BATCH_CHARS = 1 << 17
-# Bytes SentencePiece adds to each copy of a word in its seed text: '▁' (3) and a separator (1).
-SPM_BYTES_PER_WORD = 4
-# Resolution of the scaling factor: counts are multiplied by p / 2**24 in integer arithmetic.
-_SCALE_BITS = 24
 
 
 # --- counting ----------------------------------------------------------------------------------
@@ -74,16 +77,12 @@ def usable_workers(asked: int | None) -> int:
     A process per requested worker beyond the cores only thrashes; ``--workers 100000`` once
     spawned over 1,400 processes before the kernel killed unrelated jobs.
     """
-    from biotok.errors import ConfigError
-
     cores = default_workers()
     if asked is None:
         return cores
     if not 1 <= asked <= MAX_WORKERS:
         raise ConfigError(f"--workers must be between 1 and {MAX_WORKERS}, not {asked}")
     if asked > cores:
-        import logging
-
         logging.getLogger(__name__).info("--workers %d capped at %d, the cores this process may use", asked, cores)
         return cores
     return asked
@@ -129,9 +128,6 @@ def _exit_with_parent(parent: int) -> None:
     ``parent`` is the pool's process id as the parent saw it: a worker still starting when its
     parent is killed is already orphaned here, so ``os.getppid()`` at this point would not do.
     """
-    import threading
-    import time
-
     if os.getppid() != parent:
         os._exit(1)
 
@@ -148,13 +144,8 @@ def _init(normalize: dict | None, parent: int | None = None) -> None:
     (it reaches the whole process group: the parent alone handles it) and exit with the parent."""
     global _NORMALIZER
     if parent is not None:
-        import signal
-
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         _exit_with_parent(parent)
-    from biotok.config import NormalizeConfig
-    from biotok.normalize import build_normalizer
-
     _NORMALIZER = build_normalizer(NormalizeConfig.from_dict(normalize) if normalize else None)
 
 
@@ -167,7 +158,7 @@ def _count_range(path: str, jsonl: bool, field_name: str | None, start: int, end
     last_cut = 0
     with open(path, "rb") as f:
         f.seek(start)
-        for lineno, raw, offset in line_pieces(f):
+        for lineno, raw, offset in line_pieces(f, piece_limit(jsonl, field_name)):
             if left <= 0:
                 break
             left -= len(raw)
@@ -197,8 +188,6 @@ def _start_workers(pool, n: int) -> None:
     """Start every worker with Ctrl-C and SIGTERM held back: a signal that cut a spawn in half
     would leave a half-started worker printing a traceback (its start data never sent). Once
     started, a worker has its data and exits with its parent (see _exit_with_parent)."""
-    import signal
-
     mask = getattr(signal, "pthread_sigmask", None)  # not on Windows: nothing to hold back there
     old = mask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM}) if mask else None
     try:
@@ -221,7 +210,7 @@ def _splittable(cf: CorpusFile) -> bool:
         return False
     with open(cf.path, "rb") as f:
         head = f.read(6)
-    return not (head.startswith(b"\x1f\x8b") or head.startswith(b"\xfd7zXZ\x00") or head.startswith(b"BZh"))
+    return compression(head) is None
 
 
 def _next_line_start(f, pos: int, size: int) -> int:
@@ -288,9 +277,120 @@ class _Inline:
         pass
 
 
+def _pool(n: int, norm: dict | None):
+    """Where the tasks run: in this process for one worker, else a pool of ``n`` spawned workers."""
+    if n == 1:
+        return _Inline(norm)
+    # spawn: a clean interpreter per worker, whatever threads this process runs (tokenizers'
+    # thread pool, tqdm) and on every OS alike
+    pool = ProcessPoolExecutor(n, mp_context=multiprocessing.get_context("spawn"),
+                               initializer=_init, initargs=(norm, os.getpid()))
+    _start_workers(pool, n)
+    return pool
+
+
+def _progress_bar():
+    # lazy: tqdm (25 ms) only when a progress bar is asked for
+    from tqdm import tqdm
+
+    return tqdm(desc="counting", unit=" lines", mininterval=1.0, file=sys.stderr, disable=None)  # not when piped
+
+
+@dataclass
+class _Count:
+    """One run of :func:`count_corpus`: the tasks in flight and what the finished ones found.
+
+    Tasks are collected in submission order (at most ``2 * workers`` in flight while a file is
+    streamed); each error is kept with its place, so the first in corpus order is the one raised.
+    """
+
+    files: list[CorpusFile]
+    pool: Any  # _Inline or ProcessPoolExecutor
+    workers: int
+    field_name: str | None
+    bar: Any = None  # a tqdm bar, or None
+    result: CorpusCounts = field(default_factory=lambda: CorpusCounts(Counter()))
+    errors: list[tuple[int, int, int, str]] = field(default_factory=list)  # (file, offset, line in task, message)
+    pending: deque = field(default_factory=deque)  # (file index, offset, future)
+    hashes: dict[int, Any] = field(default_factory=dict)  # file index -> future of its sha256
+    described: dict[int, dict | None] = field(default_factory=dict)  # streamed files, described as read
+
+    def __post_init__(self) -> None:
+        self.kept = [0] * len(self.files)
+
+    def collect(self, item) -> None:
+        fi, offset, fut = item
+        part: _Partial = fut.result()
+        res = self.result
+        res.counts.update(part.counts)
+        res.lines += part.lines
+        res.words += part.words
+        res.characters += part.characters
+        res.split_lines += part.split_lines
+        self.kept[fi] += part.lines
+        if part.error is not None:
+            self.errors.append((fi, offset, *part.error))
+        if self.bar is not None:
+            self.bar.update(part.lines)
+
+    def drain(self, limit: int) -> None:
+        """Collect finished tasks, oldest first, until at most ``limit`` are in flight."""
+        while len(self.pending) > limit:
+            self.collect(self.pending.popleft())
+
+    def split(self, fi: int, cf: CorpusFile, chunk_bytes: int) -> None:
+        """A plain file: one task per byte range (workers read it themselves), one for its hash."""
+        self.hashes[fi] = self.pool.submit(sha256_file, cf.path)
+        for start, end in line_ranges(cf.path, chunk_bytes):
+            self.pending.append((fi, start, self.pool.submit(_count_range, cf.path, cf.jsonl, self.field_name,
+                                                             start, end)))
+
+    def stream(self, fi: int, cf: CorpusFile) -> None:
+        """A compressed file or stdin: read here, in order, and sent to the workers in batches."""
+        batch: list[str] = []
+        size = 0
+        streamed = CorpusStats()  # read here, in order: its description is made here too
+        try:
+            for text in iter_records([cf], self.field_name, streamed):
+                batch.append(text)
+                size += len(text)
+                if size >= BATCH_CHARS:
+                    self.pending.append((fi, 0, self.pool.submit(_count_texts, batch)))
+                    batch, size = [], 0
+                    self.drain(2 * self.workers)
+        except CorpusError as e:
+            self.errors.append((fi, -1, 0, str(e)))
+        if batch:
+            self.pending.append((fi, 0, self.pool.submit(_count_texts, batch)))
+        self.result.split_lines += streamed.split_lines
+        self.described[fi] = streamed.files[0] if streamed.files else None
+        self.drain(2 * self.workers)
+
+    def first_error(self) -> CorpusError:
+        """The first bad line in corpus order, numbered within its file."""
+        fi, offset, lineno, detail = min(self.errors)
+        cf = self.files[fi]
+        if offset < 0:  # read in this process: the message is complete
+            return CorpusError(detail)
+        return CorpusError(f"{cf.name}:{_lines_before(cf.path, offset) + lineno}: {detail}")
+
+    def describe(self, digests: dict[int, str]) -> list[dict]:
+        """Each file as biotok.json records it: path, bytes, sha256 and the lines kept."""
+        out = []
+        for fi, cf in enumerate(self.files):
+            if self.described.get(fi) is not None:
+                out.append({**self.described[fi], "lines": self.kept[fi]})  # type: ignore[dict-item]
+            elif cf.path == STDIN:
+                out.append({"path": STDIN, "bytes": None, "sha256": None, "lines": self.kept[fi]})
+            else:
+                out.append({"path": cf.path, "bytes": os.path.getsize(cf.path), "sha256": digests[fi],
+                            "lines": self.kept[fi]})
+        return out
+
+
 def count_corpus(
     corpus: Sequence[str | os.PathLike[str]] | Sequence[CorpusFile],
-    normalize: "NormalizeConfig | None" = None,
+    normalize: NormalizeConfig | None = None,
     *,
     field_name: str | None = None,
     workers: int | None = None,
@@ -304,96 +404,26 @@ def count_corpus(
     """
     files = list(corpus) if corpus and isinstance(corpus[0], CorpusFile) else resolve(corpus)  # type: ignore[arg-type]
     n = usable_workers(workers)
-    norm = normalize.to_dict() if normalize is not None else None
-    if n == 1:
-        pool = _Inline(norm)
-    else:
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
-
-        # spawn: a clean interpreter per worker, whatever threads this process runs (tokenizers'
-        # thread pool, tqdm) and on every OS alike
-        pool = ProcessPoolExecutor(n, mp_context=multiprocessing.get_context("spawn"),
-                                   initializer=_init, initargs=(norm, os.getpid()))
-        _start_workers(pool, n)
-    result = CorpusCounts(Counter())
-    bar = None
-    if progress:
-        from tqdm import tqdm
-
-        bar = tqdm(desc="counting", unit=" lines", mininterval=1.0, file=sys.stderr, disable=None)  # not when piped
-    errors: list[tuple[int, int, int, str]] = []  # (file index, offset, line in task, message)
-    pending: deque = deque()
-    kept = [0] * len(files)
-    hashes: dict[int, object] = {}
-    described: dict[int, dict | None] = {}
-
-    def collect(item) -> None:
-        fi, offset, fut = item
-        part: _Partial = fut.result()
-        result.counts.update(part.counts)
-        result.lines += part.lines
-        result.words += part.words
-        result.characters += part.characters
-        result.split_lines += part.split_lines
-        kept[fi] += part.lines
-        if part.error is not None:
-            errors.append((fi, offset, *part.error))
-        if bar is not None:
-            bar.update(part.lines)
-
+    pool = _pool(n, normalize.to_dict() if normalize is not None else None)
+    run = _Count(files, pool, n, field_name, _progress_bar() if progress else None)
     try:
         for fi, cf in enumerate(files):
-            if errors:
+            if run.errors:
                 break
             if _splittable(cf):
-                hashes[fi] = pool.submit(sha256_file, cf.path)
-                for start, end in line_ranges(cf.path, chunk_bytes):
-                    pending.append((fi, start, pool.submit(_count_range, cf.path, cf.jsonl, field_name, start, end)))
-                continue
-            batch: list[str] = []
-            size = 0
-            streamed = CorpusStats()  # read here, in order: its description is made here too
-            try:
-                for text in iter_records([cf], field_name, streamed):
-                    batch.append(text)
-                    size += len(text)
-                    if size >= BATCH_CHARS:
-                        pending.append((fi, 0, pool.submit(_count_texts, batch)))
-                        batch, size = [], 0
-                        while len(pending) > 2 * n:
-                            collect(pending.popleft())
-            except CorpusError as e:
-                errors.append((fi, -1, 0, str(e)))
-            if batch:
-                pending.append((fi, 0, pool.submit(_count_texts, batch)))
-            result.split_lines += streamed.split_lines
-            described[fi] = streamed.files[0] if streamed.files else None
-            while len(pending) > 2 * n:
-                collect(pending.popleft())
-        while pending:
-            collect(pending.popleft())
-        digests = {fi: fut.result() for fi, fut in hashes.items()}
+                run.split(fi, cf, chunk_bytes)
+            else:
+                run.stream(fi, cf)
+        run.drain(0)
+        digests = {fi: fut.result() for fi, fut in run.hashes.items()}
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
-        if bar is not None:
-            bar.close()
-    if errors:
-        fi, offset, lineno, detail = min(errors)
-        cf = files[fi]
-        if offset < 0:  # read in this process: the message is complete
-            raise CorpusError(detail)
-        absolute = _lines_before(cf.path, offset) + lineno
-        raise CorpusError(f"{cf.name}:{absolute}: {detail}")
-    for fi, cf in enumerate(files):
-        if described.get(fi) is not None:
-            result.files.append({**described[fi], "lines": kept[fi]})  # type: ignore[dict-item]
-        elif cf.path == STDIN:
-            result.files.append({"path": STDIN, "bytes": None, "sha256": None, "lines": kept[fi]})
-        else:
-            result.files.append({"path": cf.path, "bytes": os.path.getsize(cf.path),
-                                 "sha256": digests[fi], "lines": kept[fi]})
-    return result
+        if run.bar is not None:
+            run.bar.close()
+    if run.errors:
+        raise run.first_error()
+    run.result.files = run.describe(digests)
+    return run.result
 
 
 # --- count files: write, read, merge ---------------------------------------------------------------
@@ -412,14 +442,12 @@ def write_counts(counts: Counter[str] | dict[str, int], out: TextIO) -> int:
 
 
 def save_counts(
-    counted: CorpusCounts, out: str | os.PathLike[str], normalize: "NormalizeConfig | None" = None,
+    counted: CorpusCounts, out: str | os.PathLike[str], normalize: NormalizeConfig | None = None,
     field_name: str | None = None, *, force: bool = False, inputs: Iterable[str | os.PathLike[str]] = (),
 ) -> int:
     """Write the counts to ``out`` and their record to ``OUT.json``, atomically ('-': stdout only)."""
     if str(out) == STDIN:
         return write_counts(counted.counts, sys.stdout)
-    from biotok.output import atomic_file
-
     meta = json.dumps(counts_meta(normalize, field_name, counted), indent=2, ensure_ascii=False) + "\n"
     with atomic_file(meta_path(out), force, inputs) as tmp_meta, atomic_file(out, force, inputs) as tmp:
         with open(tmp, "w", encoding="utf-8") as f:
@@ -477,11 +505,8 @@ def meta_path(counts_path: str | os.PathLike[str]) -> Path:
     return p.with_name(p.name + ".json")
 
 
-def counts_meta(normalize: "NormalizeConfig | None", field_name: str | None, counted: CorpusCounts) -> dict:
+def counts_meta(normalize: NormalizeConfig | None, field_name: str | None, counted: CorpusCounts) -> dict:
     """What ``biotok count`` records beside its output: normalization, corpus, files and hashes."""
-    from biotok._version import __version__
-    from biotok.config import NormalizeConfig
-
     return {
         "format": COUNTS_FORMAT,
         "biotok": __version__,
@@ -506,79 +531,9 @@ def read_counts_meta(counts_path: str | os.PathLike[str]) -> dict | None:
     return meta
 
 
-# --- scaling for SentencePiece -------------------------------------------------------------------
-@dataclass(frozen=True)
-class CountScaling:
-    """How counts were scaled before SentencePiece: recorded in biotok.json's provenance."""
-
-    budget_bytes: int | None  # None: scaling off
-    factor: float  # every count multiplied by this (then rounded, at least 1)
-    seed_text_bytes: int  # SentencePiece's seed text with the true counts
-    scaled_seed_text_bytes: int  # ... with the scaled counts
-    sum_counts: int
-    scaled_sum_counts: int
-    floored_words: int  # words whose scaled count was raised to 1
-
-    def as_dict(self) -> dict:
-        return asdict(self)
-
-
-def spm_seed_bytes(counts: dict[str, int]) -> int:
-    """Bytes of the text SentencePiece's Unigram trainer builds its suffix array on, from counts."""
-    return sum(c * (len(w.encode("utf-8")) + SPM_BYTES_PER_WORD) for w, c in counts.items())
-
-
-def _scaled(c: int, p: int) -> int:
-    q = 1 << _SCALE_BITS
-    return max(1, (c * p + q // 2) >> _SCALE_BITS)
-
-
-def scale_counts(counts: dict[str, int], budget_bytes: int | None) -> tuple[Counter[str], CountScaling]:
-    """Counts times one factor (rounded, at least 1) so SentencePiece's seed text fits the budget.
-
-    The factor is the largest of the form p / 2**24 that fits (exact integer arithmetic, so the
-    same counts give the same result everywhere). When one copy of every distinct word already
-    exceeds the budget, the bound becomes twice that (memory then follows distinct words).
-    Counts already within the budget are returned unchanged (factor 1).
-    """
-    weight: dict[int, int] = {}  # count -> bytes of one copy of all the words with that count
-    for w, c in counts.items():
-        weight[c] = weight.get(c, 0) + len(w.encode("utf-8")) + SPM_BYTES_PER_WORD
-    full = sum(c * b for c, b in weight.items())
-    total = sum(counts.values())
-    if budget_bytes is None or full <= budget_bytes:
-        return Counter(counts), CountScaling(budget_bytes, 1.0, full, full, total, total, 0)
-    floor = sum(weight.values())
-    target = max(budget_bytes, 2 * floor)
-
-    def size(p: int) -> int:
-        return sum(_scaled(c, p) * b for c, b in weight.items())
-
-    lo, hi = 0, 1 << _SCALE_BITS  # size(lo) <= target < size(hi)
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if size(mid) <= target:
-            lo = mid
-        else:
-            hi = mid
-    p = max(lo, 1)
-    scaled = Counter({w: _scaled(c, p) for w, c in counts.items()})
-    floored = sum(1 for c in counts.values() if (c * p + (1 << (_SCALE_BITS - 1))) >> _SCALE_BITS < 1)
-    return scaled, CountScaling(
-        budget_bytes=budget_bytes,
-        factor=p / (1 << _SCALE_BITS),
-        seed_text_bytes=full,
-        scaled_seed_text_bytes=size(p),
-        sum_counts=total,
-        scaled_sum_counts=sum(scaled.values()),
-        floored_words=floored,
-    )
-
-
 __all__ = [
     "CHUNK_BYTES",
     "CorpusCounts",
-    "CountScaling",
     "count_corpus",
     "default_workers",
     "line_ranges",
@@ -588,8 +543,6 @@ __all__ = [
     "save_counts",
     "read_count_files",
     "read_counts",
-    "scale_counts",
     "sorted_counts",
-    "spm_seed_bytes",
     "write_counts",
 ]

@@ -170,6 +170,7 @@ def normalize(text: str, config: NormalizeConfig | None = None) -> str:
 
 def normalizer_steps(config: NormalizeConfig | None = None) -> list:
     """The ``tokenizers`` normalizers that implement :func:`normalize`, in order."""
+    # lazy: `import biotok` imports this module (normalize) but not tokenizers
     from tokenizers import Regex, normalizers
 
     cfg = config or NormalizeConfig()
@@ -196,6 +197,7 @@ def normalizer_steps(config: NormalizeConfig | None = None) -> list:
 
 def build_normalizer(config: NormalizeConfig | None = None):
     """The ``tokenizers`` normalizer equivalent to :func:`normalize` (None when it is identity)."""
+    # lazy: `import biotok` imports this module (normalize) but not tokenizers
     from tokenizers import normalizers
 
     steps = normalizer_steps(config)

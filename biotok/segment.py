@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
 from biotok.config import NormalizeConfig
+from biotok.metrics import WordSplitter
 from biotok.tokenizer import BiotokTokenizer
 
 
@@ -144,8 +145,6 @@ def segment(tokenizer: BiotokTokenizer, texts: Sequence[str], batch_size: int = 
 
 def word_spans(texts: Sequence[str], normalize_config: NormalizeConfig | None = None) -> list[list[tuple[int, int]]]:
     """biotok words of each text as character spans (the same words as the fragmentation metrics)."""
-    from biotok.metrics import WordSplitter
-
     texts = list(texts)
     splitter = WordSplitter(normalize_config)
     out: list[list[tuple[int, int]]] = []

@@ -1,4 +1,9 @@
-"""Terminology coverage at scale: the PubMedBERT Table 1 idea over tens of thousands of terms.
+"""Term lists and how tokenizers cut them: the one home of terms in biotok.
+
+- A short list (``compare --terms``): :func:`read_terms_file` and :func:`segment_terms`, the
+  PubMedBERT paper's Table 1 (each term's pieces per tokenizer, :class:`TermTable`).
+- A terminology at scale (``--terminology``): the same idea over tens of thousands of terms,
+  :func:`load_terminology` and :func:`terminology_coverage`, as below.
 
 Each term is segmented alone by every tokenizer. A term's *words* are its biotok words holding
 a letter or digit (punctuation marks are not counted); a word *stays whole* when exactly one
@@ -16,7 +21,6 @@ names by ATC code, one term per distinct name and anatomical group).
 from __future__ import annotations
 
 import csv
-import gzip
 import io
 import json
 import os
@@ -24,7 +28,9 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Iterable, Sequence
 
+from biotok.datadir import corpora_dir
 from biotok.errors import ConfigError, CorpusError
+from biotok.io import open_compressed
 from biotok.metrics import ratio
 from biotok.segment import Segmentation, content_words, segment, word_spans
 from biotok.tokenizer import BiotokTokenizer
@@ -131,8 +137,6 @@ def read_atc(mapping: dict[str, list[str]]) -> list[Term]:
 
 def read_term_lines(lines: Iterable[str]) -> list[Term]:
     """'term[TAB category]' lines; '#' comments and blank lines skipped."""
-    from biotok.metrics import read_terms
-
     return [Term(t, c) for t, c in read_terms(lines)]
 
 
@@ -176,15 +180,108 @@ def load_terminology(name_or_path: str | os.PathLike[str], data_dir: str | os.Pa
 def _open(path: Path) -> io.TextIOBase:
     if not path.is_file():
         raise CorpusError(f"terminology file not found: {path}")
-    if path.suffix == ".gz":
-        return gzip.open(path, "rt", encoding="utf-8")  # type: ignore[return-value]
-    return open(path, encoding="utf-8")  # type: ignore[return-value]
+    return open_compressed(path)
 
 
 def _default_corpora() -> Path | None:
-    from biotok.datadir import corpora_dir
-
     return corpora_dir()
+
+
+# --- a term list, each term's pieces (the PubMedBERT paper's Table 1) --------------------------
+@dataclass(frozen=True)
+class TermRow:
+    """One term: its category and, per tokenizer, its pieces (raw) and their surface spellings."""
+
+    term: str
+    category: str
+    pieces: tuple[tuple[str, ...], ...]
+    surfaces: tuple[tuple[str, ...], ...]  # the term's characters under each piece; UNK as itself
+    unknown: tuple[bool, ...]  # per tokenizer: some piece is the UNK token
+
+    def whole(self, i: int) -> bool:
+        """True when tokenizer i keeps the term as one known piece."""
+        return len(self.pieces[i]) == 1 and not self.unknown[i]
+
+    def cell(self, i: int) -> str:
+        """'✓' when the term is one known piece, else the surface pieces joined by '-'."""
+        return "✓" if self.whole(i) else "-".join(self.surfaces[i])
+
+
+@dataclass(frozen=True)
+class TermTable:
+    names: tuple[str, ...]
+    rows: tuple[TermRow, ...]
+
+    def one_piece_share(self, i: int) -> float:
+        return ratio(sum(r.whole(i) for r in self.rows), len(self.rows))
+
+    def mean_pieces(self, i: int) -> float:
+        return ratio(sum(len(r.pieces[i]) for r in self.rows), len(self.rows))
+
+    def as_dict(self) -> dict:
+        return {
+            "tokenizers": list(self.names),
+            "terms": [
+                {"term": r.term, "category": r.category,
+                 "segmentations": {n: {"pieces": list(p), "cell": r.cell(i), "one_piece": r.whole(i)}
+                                   for i, (n, p) in enumerate(zip(self.names, r.pieces))}}
+                for r in self.rows
+            ],
+            "one_piece_share": {n: self.one_piece_share(i) for i, n in enumerate(self.names)},
+            "mean_pieces": {n: self.mean_pieces(i) for i, n in enumerate(self.names)},
+        }
+
+
+def read_terms(lines: Iterable[str]) -> list[tuple[str, str]]:
+    """(term, category) pairs from 'term[TAB category]' lines; '#' comments and blanks skipped."""
+    out = []
+    for line in lines:
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        term, _, cat = line.rstrip("\n").partition("\t")
+        out.append((term.strip(), cat.strip()))
+    return out
+
+
+def read_terms_file(path: str | os.PathLike[str]) -> list[tuple[str, str]]:
+    """:func:`read_terms` of a UTF-8 file, with one clear error when it is missing or empty."""
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError as e:
+        raise CorpusError(f"terms file not found: {path}") from e
+    except (OSError, UnicodeDecodeError) as e:
+        raise CorpusError(f"cannot read terms file {path}: {e}") from e
+    pairs = read_terms(lines)
+    if not pairs:
+        raise CorpusError(f"terms file {path} has no term")
+    return pairs
+
+
+def _surface(term: str, piece: str, span: tuple[int, int], unk: str | None) -> str:
+    """The characters of ``term`` under a piece; the bare marker ('▁', 'Ġ') and UNK as themselves."""
+    a, b = span
+    if piece == unk or piece in ("▁", "Ġ") or b <= a:
+        return piece
+    return term[a:b]
+
+
+def segment_terms(tokenizers: Sequence[BiotokTokenizer], terms: Sequence[tuple[str, str]]) -> TermTable:
+    """Segment each term alone with every tokenizer (no special tokens)."""
+    texts = [t for t, _ in terms]
+    per_tok = [tok.backend.encode_batch(texts, add_special_tokens=False) for tok in tokenizers]
+    unks = [tok.specials.get("unk") for tok in tokenizers]
+    rows = []
+    for j, (term, cat) in enumerate(terms):
+        encs = [encs[j] for encs in per_tok]
+        rows.append(TermRow(
+            term=term,
+            category=cat,
+            pieces=tuple(tuple(e.tokens) for e in encs),
+            surfaces=tuple(tuple(_surface(term, p, s, u) for p, s in zip(e.tokens, e.offsets))
+                           for e, u in zip(encs, unks)),
+            unknown=tuple(u is not None and u in e.tokens for e, u in zip(encs, unks)),
+        ))
+    return TermTable(names=tuple(t.name for t in tokenizers), rows=tuple(rows))
 
 
 # --- measuring ----------------------------------------------------------------------------------

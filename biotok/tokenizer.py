@@ -129,29 +129,62 @@ class BiotokTokenizer:
 
     # -- encoding ---------------------------------------------------------------------------
     def encode(self, text: str, add_special_tokens: bool = False) -> Encoding:
-        return _wrap(self.backend.encode(text, add_special_tokens=add_special_tokens))
+        try:
+            return _wrap(self.backend.encode(text, add_special_tokens=add_special_tokens))
+        except (TypeError, UnicodeError):
+            _refuse_unencodable([text])
+            raise
 
     def encode_batch(
         self, texts: Sequence[str], add_special_tokens: bool = False
     ) -> list[Encoding]:
-        encs = self.backend.encode_batch(list(texts), add_special_tokens=add_special_tokens)
+        texts = list(texts)
+        try:
+            encs = self.backend.encode_batch(texts, add_special_tokens=add_special_tokens)
+        except (TypeError, UnicodeError):
+            _refuse_unencodable(texts)
+            raise
         return [_wrap(e) for e in encs]
 
     def encode_batch_ids(self, texts: Sequence[str], add_special_tokens: bool = False) -> list[list[int]]:
         """Ids only: the fastest path, for counting and data preparation."""
-        encs = self.backend.encode_batch_fast(list(texts), add_special_tokens=add_special_tokens) \
-            if hasattr(self.backend, "encode_batch_fast") else \
-            self.backend.encode_batch(list(texts), add_special_tokens=add_special_tokens)
+        texts = list(texts)
+        try:
+            encs = self.backend.encode_batch_fast(texts, add_special_tokens=add_special_tokens) \
+                if hasattr(self.backend, "encode_batch_fast") else \
+                self.backend.encode_batch(texts, add_special_tokens=add_special_tokens)
+        except (TypeError, UnicodeError):
+            _refuse_unencodable(texts)
+            raise
         return [e.ids for e in encs]
 
     def tokenize(self, text: str) -> list[str]:
-        return self.backend.encode(text, add_special_tokens=False).tokens
+        return self.encode(text).pieces
 
     def decode(self, ids: Iterable[int], skip_special_tokens: bool = True) -> str:
         return self.backend.decode(list(ids), skip_special_tokens=skip_special_tokens)
 
     def __repr__(self) -> str:
         return f"BiotokTokenizer({self.name!r}, vocab_size={self.vocab_size}, marker={self.marker!r})"
+
+
+def _refuse_unencodable(texts: Sequence[object]) -> None:
+    """After the Rust tokenizer refused a text: a :class:`~biotok.errors.CorpusError` saying which
+    text and character, when one is not a str or holds a lone surrogate (``"\\ud800"`` from a JSON
+    escape or a broken UTF-16 decode: no Unicode character, so no UTF-8 the library can take).
+    Refused rather than replaced: the same text read from a UTF-8 file is refused too."""
+    from biotok.errors import CorpusError
+
+    for i, text in enumerate(texts):
+        where = f"text {i}" if len(texts) > 1 else "the text"
+        if not isinstance(text, str):
+            raise CorpusError(f"{where} is a {type(text).__name__}, not a str")
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as e:
+            raise CorpusError(f"{where} holds a lone surrogate U+{ord(text[e.start]):04X} at character {e.start}: "
+                              "not a Unicode character (a broken UTF-16 or JSON \\u escape); remove or "
+                              "replace it") from None
 
 
 def _wrap(e) -> Encoding:

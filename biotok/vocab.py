@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from functools import cached_property, lru_cache
 from typing import Iterable, Mapping, NamedTuple, Union
 from weakref import WeakKeyDictionary
 
+from biotok.formats import load
 from biotok.tokenizer import BiotokTokenizer, detect_marker
 
 VocabLike = Union[BiotokTokenizer, Mapping[str, int], Iterable[str], str, "os.PathLike[str]"]
@@ -78,8 +79,6 @@ class VocabDiff:
         )
 
     def as_dict(self) -> dict:
-        from dataclasses import asdict
-
         return asdict(self)
 
 
@@ -131,8 +130,6 @@ def as_vocab(v: VocabLike, name: str | None = None, marker: str | None = None) -
     if isinstance(v, Vocab):
         return v
     if isinstance(v, (str, os.PathLike)):  # a path or alias: load it
-        from biotok.formats import load
-
         v = load(v)
     if isinstance(v, BiotokTokenizer) and name is None:
         key = f"{v.name}\0{marker or v.marker}\0{v.vocab_size}"

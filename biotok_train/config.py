@@ -14,6 +14,7 @@ import json
 import os
 from dataclasses import dataclass
 
+from biotok.config import SEED_MAX, check_numbers
 from biotok.errors import ConfigError
 
 # Model shapes by architecture and size: layers, hidden, heads, intermediate, embedding (None = hidden).
@@ -91,6 +92,7 @@ class OptimConfig:
         _check(self.weight_decay >= 0, "--weight-decay must be >= 0")
         _check(self.warmup is None or self.warmup >= 0, "--warmup must be >= 0")
         _check(self.max_grad_norm >= 0, "max_grad_norm must be >= 0")
+        check_numbers(self)  # finite: --lr inf, --warmup nan...
 
     def with_defaults(self, lr: float, warmup: float) -> OptimConfig:
         """This policy with ``lr`` and ``warmup`` where it leaves them None."""
@@ -161,6 +163,7 @@ class PretrainConfig:
         _check(0 < self.mask_prob < 1, "mask probability must be in (0, 1)")
         lr = ELECTRA_BASE_LR if self.objective == "electra" and self.size == "base" else PRETRAIN_LR
         object.__setattr__(self, "optim", _optim(self.optim, lr, PRETRAIN_WARMUP))
+        check_numbers(self, {"seed": (0, SEED_MAX)})
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
@@ -222,6 +225,7 @@ class FinetuneConfig:
         _check(0 < self.train_fraction <= 1, "--train-fraction must be in (0, 1]")
         _check(self.threshold is None or 0 < self.threshold < 1, "--threshold must be in (0, 1)")
         object.__setattr__(self, "optim", _optim(self.optim, FINETUNE_LR, FINETUNE_WARMUP))
+        check_numbers(self, {"seed": (0, SEED_MAX)})
 
     def learning_rates(self) -> tuple[float, ...]:
         """The peak learning rates to try: ``lr_grid``, or ``optim.lr`` alone."""
@@ -281,6 +285,7 @@ class ProbeConfig:
     field_name: str | None = None  # JSON field of .jsonl inputs (default: text)
     n_resamples: int = 2000
     confidence: float = 0.95
+    report_to: str = "auto"  # "tensorboard" | "none" | "auto": OUT/runs/ARM/seedS/tensorboard/ (not in the recipe)
 
     def __post_init__(self) -> None:
         for name in ("tokenizers", "corpus", "heldout", "seeds"):
@@ -294,6 +299,7 @@ class ProbeConfig:
         _check(self.lr > 0, "--lr must be positive")
         _check(self.warmup >= 0, "--warmup must be >= 0")
         _check(0 < self.confidence < 1, "confidence must be in (0, 1)")
+        check_numbers(self, {"seeds": (0, SEED_MAX)})
         if self.tokens:
             per_step = self.batch_size * self.seq_len
             object.__setattr__(self, "steps", max(1, -(-self.tokens // per_step)))
@@ -306,7 +312,8 @@ class ProbeConfig:
     def recipe(self) -> dict:
         """What decides a run's result (the tokenizer and the seed aside)."""
         return {k: v for k, v in dataclasses.asdict(self).items()
-                if k not in ("tokenizers", "seeds", "tokens", "n_resamples", "confidence", "corpus", "heldout")}
+                if k not in ("tokenizers", "seeds", "tokens", "n_resamples", "confidence", "corpus", "heldout",
+                             "report_to")}
 
     def optim_config(self) -> OptimConfig:
         """AdamW, linear warm-up then linear decay, at this lr."""
@@ -352,6 +359,7 @@ class AblationConfig:
     arms: tuple[str, ...] = ("scratch",)
     base: str | None = None
     transfer_method: str = "fvt"
+    probe: int = 0  # > 0: causal-LM probe (biotok_train.probe) of each vocabulary, that many steps per pretraining seed
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "arms", tuple(self.arms))
@@ -388,8 +396,11 @@ class AblationConfig:
             raise ConfigError("--lr must be positive")
         if self.n_resamples < 100:
             raise ConfigError("--n-resamples must be at least 100")
+        if self.probe < 0:
+            raise ConfigError("--probe must be >= 0 (0: no probe)")
         if not 0.5 < self.confidence < 1:
             raise ConfigError("--confidence must be in (0.5, 1)")
+        check_numbers(self, {"seeds": (0, SEED_MAX), "pretrain_seeds": (0, SEED_MAX)})
 
     @property
     def tokens_per_arm(self) -> int:
@@ -400,6 +411,7 @@ class AblationConfig:
         """The config without the tokenizer list: what a resumed run must match."""
         d = json.loads(json.dumps(dataclasses.asdict(self)))
         d.pop("tokenizers")
+        d.pop("probe")  # one more metric: it changes no arm
         return d
 
     @staticmethod
@@ -450,6 +462,7 @@ class BenchConfig:
         _check(bool(self.seeds), "--seeds needs at least one seed")
         _check(len(set(self.seeds)) == len(self.seeds), "--seeds lists a seed twice")
         _check(len(set(self.tasks)) == len(self.tasks), "--tasks lists a task twice")
+        check_numbers(self, {"seeds": (0, SEED_MAX)})
 
 
 @dataclass(frozen=True)
@@ -465,6 +478,7 @@ class TransferConfig:
                f"unknown transfer method {self.method!r} (choose {', '.join(TRANSFER_METHODS)})")
         _check(isinstance(self.seed, int) and not isinstance(self.seed, bool) and self.seed >= 0,
                f"--seed must be a non-negative integer, not {self.seed!r}")
+        check_numbers(self, {"seed": (0, SEED_MAX)})
 
 
 MAX_SEQ_LEN = 512  # the absolute positions of the BERT-family models biotok-train builds and continues
@@ -497,6 +511,7 @@ class PrepareConfig:
         _check(self.seq_len <= MAX_SEQ_LEN,
                f"--seq-len {self.seq_len} is longer than the models' {MAX_SEQ_LEN} positions "
                f"(BERT, ALBERT, ELECTRA); use at most {MAX_SEQ_LEN} (128 or 512 usual)")
+        check_numbers(self, {"seed": (0, SEED_MAX)})
 
 
 __all__ = ["AblationConfig", "ARMS", "BASE_SIZE", "BenchConfig", "ELECTRA_BASE_LR", "FINETUNE_LR", "FINETUNE_WARMUP",

@@ -33,11 +33,72 @@ def _has_tokenizer_file(d: Path) -> bool:
     return any((d / f).is_file() for f in _TOKENIZER_FILES) or any(d.glob("*.model"))
 
 
+def encoder_dir(model: str | os.PathLike[str]) -> Path:
+    """The folder holding the transformer's config.json of a model directory: the directory
+    itself, or, in the sentence-transformers layout (``modules.json``), the folder its
+    ``Transformer`` module names (the root when the path is empty). Anything else is returned
+    as given (a hub id, a missing path: the caller reports it)."""
+    d = Path(model)
+    modules = d / "modules.json"
+    if (d / "config.json").is_file() or not modules.is_file():
+        return d
+    try:
+        entries = json.loads(modules.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise BiotokError(f"{modules} is not a readable sentence-transformers modules.json: {e}") from None
+    for entry in entries if isinstance(entries, list) else []:
+        if isinstance(entry, dict) and str(entry.get("type", "")).endswith("models.Transformer"):
+            sub = d / str(entry.get("path") or "")
+            if (sub / "config.json").is_file():
+                return sub
+    raise BiotokError(f"{d}: modules.json names no Transformer module folder with a config.json")
+
+
+def is_bare_encoder(config: dict) -> bool:
+    """Whether a config.json describes an encoder without any head (``BertModel``,
+    ``RobertaModel``, ...): its first architecture is a ``...Model`` class."""
+    archs = config.get("architectures") or []
+    return bool(archs) and archs[0].endswith("Model") and "For" not in archs[0]
+
+
+def load_masked_lm(model_dir: str | os.PathLike[str], auto_class: str = "AutoModelForMaskedLM", *, seed: int = 0):
+    """``auto_class`` with the weights of ``model_dir``; a bare encoder gets a new masked-LM head.
+
+    The head is built by transformers (``from_config``: decoder tied to the input embeddings,
+    transform and bias initialised as the architecture does, from a generator seeded with
+    ``seed`` so reruns are identical) and the encoder's weights are loaded into ``base_model``;
+    one log line says so. A checkpoint with an MLM head loads as saved.
+    """
+    import torch
+    import transformers
+
+    d = encoder_dir(model_dir)
+    cfg_file = d / "config.json"
+    cfg = json.loads(cfg_file.read_text(encoding="utf-8")) if cfg_file.is_file() else {}
+    if not is_bare_encoder(cfg):
+        return load_model(d, auto_class, "a masked LM from")
+    encoder = load_model(d, "AutoModel", "an encoder from")
+    with quiet_transformers(), torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        factory = getattr(transformers, auto_class)
+        model = factory.from_config(encoder.config) if auto_class.startswith("Auto") else factory(encoder.config)
+    missing, _ = model.base_model.load_state_dict(encoder.state_dict(), strict=False)
+    if missing:
+        raise BiotokError(f"cannot load the encoder {d} into {type(model).__name__}: missing {', '.join(missing[:5])}")
+    model.tie_weights()
+    log.info("%s is a bare encoder (%s): created its masked-LM head (%s, decoder tied to the input embeddings)",
+             model_dir, cfg["architectures"][0], type(model).__name__)
+    return model
+
+
 def load_model_tokenizer(model: str | os.PathLike[str]) -> BiotokTokenizer:
     """The tokenizer of a model directory: biotok's loader first, then ``AutoTokenizer``.
 
-    Truncation and padding saved in tokenizer.json are switched off: callers cut and pad.
+    Truncation and padding saved in tokenizer.json are switched off: callers cut and pad. A
+    sentence-transformers directory gives the tokenizer of its transformer folder.
     """
+    if Path(model).is_dir():
+        model = encoder_dir(model)
     tok = _load_tokenizer(model)
     tok.backend.no_truncation()
     tok.backend.no_padding()
@@ -115,6 +176,8 @@ def load_model(model_path: str | os.PathLike[str], auto_class: str, what: str = 
     import transformers
 
     cls = getattr(transformers, auto_class)
+    if Path(model_path).is_dir():
+        model_path = encoder_dir(model_path)
     try:
         with quiet_transformers():
             return cls.from_pretrained(str(model_path), **kwargs)
@@ -138,23 +201,33 @@ def load_model(model_path: str | os.PathLike[str], auto_class: str, what: str = 
 def load_mlm(model_path: str | os.PathLike[str]):
     """``AutoModelForMaskedLM`` on the best device, in eval mode, with its tokenizer."""
     tok = load_model_tokenizer(model_path)
-    model = load_model(model_path, "AutoModelForMaskedLM", "a masked LM from")
+    model = load_masked_lm(model_path)
     model.to(best_device()).eval()
     return model, tok
 
 
-def save_hf_tokenizer(data_tokenizer_dir: Path, out: Path, *, seq_len: int, type_vocab_size: int = 2) -> None:
-    """Save a tokenizer directory (tokenizer.json + special_tokens_map.json) as a
-    ``PreTrainedTokenizerFast`` loadable by ``AutoTokenizer``: pairs as [CLS] A [SEP] B [SEP] with
-    segment B of type 1, or, for a model with one token type (RoBERTa/CamemBERT), as
-    <s> A </s></s> B </s> all of type 0 and no token_type_ids."""
+_SPECIAL_KEYS = ("pad_token", "unk_token", "cls_token", "sep_token", "mask_token", "bos_token", "eos_token")
+
+
+def fast_tokenizer(tok, specials: dict[str, str] | None = None, *, type_vocab_size: int = 2,
+                   model_max_length: int = 512):
+    """``tok`` (a BiotokTokenizer or a ``tokenizers.Tokenizer``) as a ``PreTrainedTokenizerFast``
+    that ``AutoTokenizer`` reloads: the one builder of pretraining runs and transfer outputs.
+
+    Sequences are framed ``cls A sep``; pairs as the model reads them: ``cls A sep B sep`` with
+    segment B of type 1 for a model with two token types (BERT, ALBERT, ELECTRA), else
+    ``cls A sep sep B sep`` all of type 0 and no token_type_ids (RoBERTa/CamemBERT).
+    ``specials``: ``{"cls_token": "[CLS]", ...}`` (default: the BiotokTokenizer's roles). The
+    caller's tokenizer is not changed (its post-processor, truncation and padding are set on a copy).
+    """
     from tokenizers import Tokenizer
     from tokenizers.processors import TemplateProcessing
     from transformers import PreTrainedTokenizerFast
 
-    backend = Tokenizer.from_file(str(data_tokenizer_dir / "tokenizer.json"))
-    smap = json.loads((data_tokenizer_dir / "special_tokens_map.json").read_text(encoding="utf-8"))
-    cls, sep = smap.get("cls_token"), smap.get("sep_token")
+    if specials is None:
+        specials = {f"{r}_token": t for r, t in tok.specials.items()}
+    backend = Tokenizer.from_str((tok.backend if isinstance(tok, BiotokTokenizer) else tok).to_str())
+    cls, sep = specials.get("cls_token"), specials.get("sep_token")
     if cls and sep:
         backend.post_processor = TemplateProcessing(
             single=f"{cls} $A {sep}",
@@ -163,12 +236,20 @@ def save_hf_tokenizer(data_tokenizer_dir: Path, out: Path, *, seq_len: int, type
         )
     backend.no_truncation()
     backend.no_padding()
-    kwargs = {k: v for k, v in smap.items() if k in
-              ("pad_token", "unk_token", "cls_token", "sep_token", "mask_token", "bos_token", "eos_token")}
+    kwargs = {k: v for k, v in specials.items() if k in _SPECIAL_KEYS}
     names = ["input_ids", "token_type_ids", "attention_mask"] if type_vocab_size >= 2 else ["input_ids", "attention_mask"]
-    fast = PreTrainedTokenizerFast(tokenizer_object=backend, model_max_length=seq_len, model_input_names=names,
-                                   **kwargs)
-    fast.save_pretrained(str(out))
+    return PreTrainedTokenizerFast(tokenizer_object=backend, model_max_length=model_max_length,
+                                   model_input_names=names, **kwargs)
+
+
+def save_hf_tokenizer(data_tokenizer_dir: Path, out: Path, *, seq_len: int, type_vocab_size: int = 2) -> None:
+    """Save the tokenizer of prepared data (tokenizer.json + special_tokens_map.json) into ``out``
+    as :func:`fast_tokenizer` builds it."""
+    from tokenizers import Tokenizer
+
+    backend = Tokenizer.from_file(str(data_tokenizer_dir / "tokenizer.json"))
+    smap = json.loads((data_tokenizer_dir / "special_tokens_map.json").read_text(encoding="utf-8"))
+    fast_tokenizer(backend, smap, type_vocab_size=type_vocab_size, model_max_length=seq_len).save_pretrained(str(out))
 
 
 def save_pretrained(model, out: Path) -> None:

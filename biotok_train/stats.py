@@ -234,44 +234,18 @@ def paired_bootstrap(
     (e.g. the test-example id of each pooled row) makes the bootstrap draw whole clusters.
     The same ``seed`` gives the same interval; swapping the systems negates it.
     """
-    if len(reference) != len(candidate):
-        raise ValueError(f"the systems have {len(reference)} and {len(candidate)} examples: they must be paired")
+    _check_paired(reference, candidate, confidence, n_resamples)
     n = len(reference)
-    if n == 0:
-        raise ValueError("no examples to compare")
-    if not 0 < confidence < 1:
-        raise ValueError("confidence must be in (0, 1)")
-    if n_resamples < 1:
-        raise ValueError("n_resamples must be at least 1")
     if metric is None:
         metric = MEAN
         reference, candidate = accuracy_stats(reference), accuracy_stats(candidate)
     groups = _clusters(n, clusters)
     rng = np.random.default_rng(seed)
-    n_groups = len(groups)
-    diffs = np.empty(n_resamples, dtype=np.float64)
     if isinstance(metric, SumStatistic):
-        ref, cand = np.asarray(reference, dtype=np.float64), np.asarray(candidate, dtype=np.float64)
-        if ref.ndim != 2 or ref.shape != cand.shape:
-            raise ValueError("a SumStatistic needs two (examples, k) arrays of the same shape")
-        point_ref, point_cand = metric(ref), metric(cand)
-        g_ref = np.stack([ref[g].sum(axis=0) for g in groups])
-        g_cand = np.stack([cand[g].sum(axis=0) for g in groups])
-        for start in range(0, n_resamples, _CHUNK):
-            b = min(_CHUNK, n_resamples - start)
-            draws = rng.integers(0, n_groups, size=(_CHUNK, n_groups))[:b]
-            flat = (draws + np.arange(b)[:, None] * n_groups).ravel()
-            counts = np.bincount(flat, minlength=b * n_groups).reshape(b, n_groups).astype(np.float64)
-            diffs[start : start + b] = metric.fn(counts @ g_cand) - metric.fn(counts @ g_ref)
+        point_ref, point_cand, diffs = _resample_sums(reference, candidate, metric, groups, rng, n_resamples)
         label = name or metric.name
     else:
-        point_ref, point_cand = float(metric(reference)), float(metric(candidate))
-        for start in range(0, n_resamples, _CHUNK):
-            b = min(_CHUNK, n_resamples - start)
-            draws = rng.integers(0, n_groups, size=(_CHUNK, n_groups))[:b]
-            for j in range(b):
-                idx = np.concatenate([groups[k] for k in draws[j]])
-                diffs[start + j] = float(metric(_take(candidate, idx))) - float(metric(_take(reference, idx)))
+        point_ref, point_cand, diffs = _resample_items(reference, candidate, metric, groups, rng, n_resamples)
         label = name or getattr(metric, "__name__", "metric")
     ok = diffs[np.isfinite(diffs)]
     alpha = (1 - confidence) / 2
@@ -284,9 +258,55 @@ def paired_bootstrap(
         metric=label, reference=float(point_ref), candidate=float(point_cand), difference=float(diff),
         low=low, high=high, confidence=confidence,
         verdict=verdict(low, high, higher_is_better) if ok.size else INDISTINGUISHABLE,
-        higher_is_better=higher_is_better, n_examples=n, n_clusters=n_groups, n_resamples=n_resamples,
+        higher_is_better=higher_is_better, n_examples=n, n_clusters=len(groups), n_resamples=n_resamples,
         n_undefined=int(n_resamples - ok.size), seed=seed,
     )
+
+
+def _check_paired(reference, candidate, confidence: float, n_resamples: int) -> None:
+    if len(reference) != len(candidate):
+        raise ValueError(f"the systems have {len(reference)} and {len(candidate)} examples: they must be paired")
+    if len(reference) == 0:
+        raise ValueError("no examples to compare")
+    if not 0 < confidence < 1:
+        raise ValueError("confidence must be in (0, 1)")
+    if n_resamples < 1:
+        raise ValueError("n_resamples must be at least 1")
+
+
+def _resample_sums(reference, candidate, metric: SumStatistic, groups: list[np.ndarray], rng: np.random.Generator,
+                   n_resamples: int) -> tuple[float, float, np.ndarray]:
+    """Point values and resampled differences of a :class:`SumStatistic`: each resample is a
+    count per cluster times the clusters' summed rows (vectorised, ``_CHUNK`` resamples at a time)."""
+    ref, cand = np.asarray(reference, dtype=np.float64), np.asarray(candidate, dtype=np.float64)
+    if ref.ndim != 2 or ref.shape != cand.shape:
+        raise ValueError("a SumStatistic needs two (examples, k) arrays of the same shape")
+    n_groups = len(groups)
+    diffs = np.empty(n_resamples, dtype=np.float64)
+    g_ref = np.stack([ref[g].sum(axis=0) for g in groups])
+    g_cand = np.stack([cand[g].sum(axis=0) for g in groups])
+    for start in range(0, n_resamples, _CHUNK):
+        b = min(_CHUNK, n_resamples - start)
+        draws = rng.integers(0, n_groups, size=(_CHUNK, n_groups))[:b]
+        flat = (draws + np.arange(b)[:, None] * n_groups).ravel()
+        counts = np.bincount(flat, minlength=b * n_groups).reshape(b, n_groups).astype(np.float64)
+        diffs[start : start + b] = metric.fn(counts @ g_cand) - metric.fn(counts @ g_ref)
+    return metric(ref), metric(cand), diffs
+
+
+def _resample_items(reference, candidate, metric: Callable[[Any], float], groups: list[np.ndarray],
+                    rng: np.random.Generator, n_resamples: int) -> tuple[float, float, np.ndarray]:
+    """Point values and resampled differences of any callable over the resampled items."""
+    n_groups = len(groups)
+    diffs = np.empty(n_resamples, dtype=np.float64)
+    point_ref, point_cand = float(metric(reference)), float(metric(candidate))
+    for start in range(0, n_resamples, _CHUNK):
+        b = min(_CHUNK, n_resamples - start)
+        draws = rng.integers(0, n_groups, size=(_CHUNK, n_groups))[:b]
+        for j in range(b):
+            idx = np.concatenate([groups[k] for k in draws[j]])
+            diffs[start + j] = float(metric(_take(candidate, idx))) - float(metric(_take(reference, idx)))
+    return point_ref, point_cand, diffs
 
 
 def pool_seeds(reference: Mapping[Any, Sequence], candidate: Mapping[Any, Sequence]):
@@ -336,9 +356,15 @@ class SeedSummary:
     def to_dict(self) -> dict:
         return {"mean": self.mean, "std": self.std, "n": self.n, "values": list(self.values)}
 
+    @classmethod
+    def from_dict(cls, d: dict) -> SeedSummary:
+        """The summary of a :meth:`to_dict` (an ablation.json cell)."""
+        return cls(d["mean"], d["std"], d["n"], tuple(d["values"]))
+
 
 def summarize_seeds(values: Sequence[float]) -> SeedSummary:
-    """Mean ± sample std (ddof 1) of per-seed values."""
+    """Mean ± sample std (ddof 1) of per-seed values: the one mean ± std of biotok_train (ablations,
+    bench). One seed has no std (None, printed as the mean alone), not a spread of 0."""
     x = np.asarray(list(values), dtype=np.float64)
     if x.size == 0:
         raise ValueError("no values to summarize")

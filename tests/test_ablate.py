@@ -12,8 +12,8 @@ from click.testing import CliRunner
 
 from biotok.errors import ConfigError
 from biotok_train import stats as S
-from biotok_train.ablate import AblationConfig, ArmResult, leg_names, run_ablation, task_dir
-from biotok_train.config import FinetuneConfig
+from biotok_train.ablate import ArmResult, leg_names, run_ablation, task_dir
+from biotok_train.config import AblationConfig, FinetuneConfig, OptimConfig
 
 ENTITIES = ["insuffisance rénale", "diabète", "hypertension artérielle", "fièvre", "anémie", "asthme"]
 
@@ -35,9 +35,9 @@ def _bio_task(d: Path, n_test: int = 40) -> Path:
 
 
 def _gold(task: Path) -> list[list[str]]:
-    from biotok_train.datasets.registry import load_dataset
+    from biotok_train.tasks import load
 
-    return [list(s.tags) for s in load_dataset(str(task)).test]
+    return [list(s.tags) for s in load(str(task)).test]
 
 
 def _run(gold, right) -> dict:
@@ -117,9 +117,45 @@ def test_config_checks_and_command():
                          seeds=(0, 1), finetune=FinetuneConfig(epochs=5), floor=False)
     assert cfg.tokens_per_arm == 200 * 32 * 128
     cmd = cfg.command("runs/ab")
-    assert cmd.startswith("biotok-train ablate --tokenizers a b --corpus c.txt --task e3c --task quaero --sizes tiny,small")
+    assert cmd.startswith("biotok-train ablate --tokenizers a b --corpus c.txt --task e3c quaero --sizes tiny,small")
     assert "--seeds 0 1" in cmd and "--ft-epochs 5" in cmd and "--no-floor" in cmd and cmd.endswith("--out runs/ab")
     assert "tokenizers" not in cfg.recipe() and cfg.recipe()["sizes"] == ["tiny", "small"]
+
+
+@pytest.mark.parametrize("changes", [
+    {},
+    dict(tasks=("e3c", "quaero"), sizes=("tiny", "small"), seeds=(0, 1), pretrain_seeds=(2, 3), floor=False,
+         finetune=FinetuneConfig(epochs=5, optim=OptimConfig(lr=3e-5), batch_size=4, max_steps=7, train_fraction=0.25),
+         field_name="text", data_dir=str(Path(__file__).parent),
+         n_words=17, heldout_every=5, n_resamples=300, confidence=0.9, budget=9, batch_size=3, seq_len=16, lr=1e-3),
+    dict(base="/m/base dir", arms=("scratch", "transfer"), transfer_method="random"),
+])
+def test_command_reads_back_as_the_same_config(changes):
+    """The command line of a config, parsed by ``biotok-train ablate`` itself, gives that config back."""
+    import shlex
+
+    from biotok_train.cli.ablate import ablate_cmd, ablation_config
+
+    cfg = AblationConfig(tokenizers=("a", "b c"), corpus=("c.txt",), **changes)
+    argv = shlex.split(cfg.command("runs/ab"))
+    assert argv[:2] == ["biotok-train", "ablate"]
+    params = ablate_cmd.make_context("ablate", argv[2:]).params
+    assert (str(params.pop("out")), params.pop("quiet")) == ("runs/ab", False)
+    assert ablation_config(**params) == cfg
+
+
+def test_train_fraction_is_an_ablate_option_of_every_fine_tuning_run():
+    from biotok_train.cli.ablate import ablate_cmd, ablation_config
+
+    argv = ["--tokenizers", "a", "--corpus", "c.txt", "--train-fraction", "0.25", "--out", "x"]
+    params = ablate_cmd.make_context("ablate", argv).params
+    params.pop("out"), params.pop("quiet")
+    cfg = ablation_config(**params)
+    assert cfg.finetune.train_fraction == 0.25 and cfg.finetune_config(3).train_fraction == 0.25
+    assert "--train-fraction 0.25" in cfg.command()
+    assert "--train-fraction" not in AblationConfig(tokenizers=("a",), corpus=("c",)).command()
+    with pytest.raises(ConfigError, match="train-fraction"):
+        ablation_config(**{**params, "train_fraction": 0.0})
 
 
 def test_task_dir_keeps_paths_apart(tmp_path):
@@ -247,12 +283,12 @@ def test_arms_need_a_base_and_replace_sizes():
 @pytest.fixture(scope="module")
 def base_model(tmp_path_factory, sample_corpus, tiny_wordpiece) -> Path:
     """A 'general' BERT-tiny pretrained a few steps by biotok on its own WordPiece vocabulary."""
-    from biotok_train.config import PretrainConfig
+    from biotok_train.config import PrepareConfig, PretrainConfig
     from biotok_train.pretrain.loop import pretrain
     from biotok_train.pretrain.prepare import prepare
 
     d = tmp_path_factory.mktemp("base")
-    data = prepare([str(sample_corpus)], str(tiny_wordpiece), 32, d / "data", progress=False)
+    data = prepare([str(sample_corpus)], str(tiny_wordpiece), PrepareConfig(seq_len=32), d / "data", progress=False)
     pretrain(data.path, PretrainConfig(size="tiny", steps=2, batch_size=2, seed=0), d / "general", progress=False)
     return d / "general"
 

@@ -190,6 +190,15 @@ def test_bench_two_tiny_tasks(tiny_model, two_tiny_tasks, tmp_path):
     assert bench["score"] == pytest.approx((by_task["tiny-cls"]["mean"] + by_task["tiny-sts"]["mean"]) / 2)
     md = (out / "bench.md").read_text(encoding="utf-8")
     assert "| tiny-cls | classification | classify | accuracy |" in md and f"{bench['score']:.4f}" in md
+    # every run folder: TensorBoard events (--report-to auto, tensorboard installed) and a model card, no model
+    from biotok.card import parse_front_matter
+    from biotok_train.tracking import read_scalars
+
+    run0 = out / "runs" / "tiny-cls" / "seed-0"
+    assert {"train/loss", "train/lr", "eval/dev_accuracy"} <= set(read_scalars(run0 / "tensorboard"))
+    card = parse_front_matter((run0 / "README.md").read_text(encoding="utf-8"))
+    assert card["datasets"] == ["tiny-cls"] and card["base_model"] == str(tiny_model)
+    assert not (run0 / "model.safetensors").exists()
     again = _run(["bench", tiny_model, "--tasks", *two_tiny_tasks, "--seeds", "0", "--out", out, *FAST])
     assert_contract(again, "biotok-train", "already exists")
 

@@ -470,3 +470,49 @@ def test_absurd_worker_count_is_refused_before_any_process_starts(tmp_path, corp
 ])
 def test_click_usage_errors_are_one_line(args, named):
     assert_contract(run(*args), PROG, named)
+
+
+# --- issue 24, numbers at the door: every numeric option has a range (biotok.config.check_range) -----
+@pytest.mark.parametrize("args,named", [
+    (("--algo", "wordpiece", "--vocab-size", 3000000000), "--vocab-size 3000000000"),
+    (("--algo", "unigram", "--vocab-size", 2**31), "--vocab-size"),
+    (("--algo", "wordpiece", "--vocab-size", 400, "--seed", -1), "--seed -1"),
+    (("--algo", "unigram", "--vocab-size", 400, "--seed", 2**32), "--seed 4294967296"),
+    (("--algo", "unigram", "--vocab-size", 400, "--seed", 2**70), "--seed"),
+    (("--algo", "bpe", "--vocab-size", 400, "--min-frequency", 10**20), "--min-frequency"),
+    (("--algo", "unigram", "--vocab-size", 400, "--min-frequency", 3000000000), "--min-frequency 3000000000"),
+], ids=["vocab-3e9", "vocab-int32", "seed-neg", "seed-2^32", "seed-2^70", "min-freq-2^66", "min-freq-3e9"])
+def test_train_numbers_beyond_what_the_libraries_take(tmp_path, corpus, args, named):
+    out = tmp_path / "tok"
+    before = tree_digest(corpus.parent)
+    assert_contract(run("train", corpus, *args, "--workers", 1, "--out", out, "-q"), PROG, named)
+    assert not out.exists() and leftovers(tmp_path, "tok") == [] and tree_digest(corpus.parent) == before
+
+
+def test_sweep_size_over_int32(tmp_path, corpus):
+    out = tmp_path / "s"
+    r = run("sweep", corpus, "--sizes", "300,3000000000", "--algo", "wordpiece", "--out", out, "--no-progress")
+    assert_contract(r, PROG, "--sizes 3000000000")
+    assert not out.exists() and leftovers(tmp_path, "s") == []
+
+
+@pytest.mark.parametrize("args,named", [
+    (("--epochs", "inf"), "--epochs"),
+    (("--tokens-per-second", "inf"), "--tokens-per-second"),
+    (("--tokens-per-second", "nan"), "--tokens-per-second"),
+    (("--seq-len", 2**40), "--seq-len"),
+], ids=["epochs-inf", "tps-inf", "tps-nan", "seq-len-2^40"])
+def test_cost_numbers_must_be_finite_and_in_range(tok, corpus, args, named):
+    assert_contract(run("cost", tok, tok, "--corpus", corpus, "--corpus-size", "1GB", *args), PROG, named)
+
+
+def test_every_config_number_is_checked_by_the_shared_helper():
+    """The Python API refuses what the CLI refuses: one helper, every config."""
+    from biotok.config import CostConfig, SweepConfig, TrainConfig
+    from biotok.errors import ConfigError
+
+    for make in (lambda: TrainConfig(vocab_size=3_000_000_000), lambda: TrainConfig(seed=-1),
+                 lambda: SweepConfig(sizes=(300, 2**40)), lambda: CostConfig(epochs=float("inf")),
+                 lambda: CostConfig(tokens_per_second=float("inf")), lambda: CostConfig(seed=2**64)):
+        with pytest.raises(ConfigError):
+            make()

@@ -384,3 +384,55 @@ def test_finetune_never_writes_into_the_model(tmp_path, model, bio):
             "--test", bio / "test.tsv", "--epochs", 1, "--max-steps", 1, "--out", m / "ner", "-q")
     assert_contract(r, PROG, "input")
     assert tree_digest(m) == before
+
+
+# --- issue 24, numbers at the door: every numeric option has a range (biotok.config.check_range) -----
+@pytest.mark.parametrize("args,named", [
+    (("--lr", "inf"), "--lr"),
+    (("--lr", "nan"), "--lr"),
+    (("--seed", -1), "--seed -1"),
+    (("--seed", 2**32), "--seed 4294967296"),
+    (("--seed", 2**64), "--seed"),
+], ids=["lr-inf", "lr-nan", "seed-neg", "seed-2^32", "seed-2^64"])
+def test_mlm_numbers_at_the_door(tmp_path, data, args, named):
+    out = tmp_path / "run"
+    before = tree_digest(data)
+    r = run("mlm", data, "--steps", 1, "--batch-size", 2, "--device", "cpu", "--out", out, "--no-progress", *args)
+    assert_contract(r, PROG, named)
+    assert not out.exists() and leftovers(tmp_path, "run") == [] and tree_digest(data) == before
+
+
+@pytest.mark.parametrize("seed", [-1, 2**32, 2**65])
+def test_finetune_and_transfer_seeds_in_numpy_range(tmp_path, model, tok, bio, seed):
+    out = tmp_path / "out"
+    r = run("finetune", model, "--task-type", "ner", "--train", bio / "train.tsv", "--dev", bio / "dev.tsv",
+            "--test", bio / "test.tsv", "--epochs", 1, "--max-steps", 1, "--seed", seed, "--out", out, "-q")
+    assert_contract(r, PROG, "--seed")
+    r = run("transfer", model, "-t", tok, "--seed", seed, "--out", out)
+    assert_contract(r, PROG, "--seed")
+    assert not out.exists() and leftovers(tmp_path, "out") == []
+
+
+def test_fill_mask_top_k_beyond_the_vocabulary_lists_every_piece(model):
+    r = run("fill-mask", model, "le <mask> est", "--top-k", 1000000)
+    assert r.exit_code == 0, r.output
+    assert "Traceback" not in r.output
+
+
+def test_fill_mask_text_longer_than_the_models_positions(model):
+    r = run("fill-mask", model, "le patient " * 400 + "<mask> .")
+    assert_contract(r, PROG, "512 positions")
+
+
+def test_train_configs_refuse_numbers_no_library_takes():
+    from biotok.errors import ConfigError
+    from biotok_train.config import (AblationConfig, FinetuneConfig, OptimConfig, PrepareConfig, PretrainConfig,
+                                     ProbeConfig, TransferConfig)
+
+    for make in (lambda: OptimConfig(lr=float("inf")), lambda: PretrainConfig(seed=-1),
+                 lambda: FinetuneConfig(seed=2**32), lambda: TransferConfig(seed=2**64),
+                 lambda: ProbeConfig(seeds=(0, 2**33)), lambda: PrepareConfig(seed=-5),
+                 lambda: AblationConfig(tokenizers=("a",), corpus=("c",), pretrain_seeds=(-1,)),
+                 lambda: PretrainConfig(peak_tflops=float("nan"))):
+        with pytest.raises(ConfigError):
+            make()

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from biotok.config import CostConfig
 from biotok.cost import (
-    CostConfig,
     Throughput,
     default_throughput,
     estimate_cost,

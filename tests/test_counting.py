@@ -10,17 +10,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from biotok.backends.spm import scale_counts, spm_seed_bytes
 from biotok.config import NormalizeConfig
 from biotok.corpus import iter_lines
-from biotok.counting import (
-    count_corpus,
-    line_ranges,
-    read_count_files,
-    read_counts,
-    scale_counts,
-    spm_seed_bytes,
-    write_counts,
-)
+from biotok.counting import count_corpus, line_ranges, read_count_files, read_counts, write_counts
 from biotok.errors import CorpusError
 from biotok.normalize import build_normalizer
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from biotok.errors import CorpusError, DataError
-from biotok_train.datasets import blurb
-from biotok_train.datasets.bio import Sentence
+from biotok_train.tasks import blurb
+from biotok.datasets.bio import Sentence
 
 
 def mentions(split) -> int:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from biotok.errors import CorpusError
-from biotok_train.datasets import morfitt
+from biotok_train.tasks import morfitt
 
 README_TRAIN = {
     "veterinary": 320, "etiology": 317, "psychology": 255, "surgery": 223, "genetics": 207, "physiology": 217,

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from biotok.errors import CorpusError
-from biotok_train.datasets import plain
-from biotok_train.datasets.examples import MCQExample, PairExample, RelationExample
+from biotok_train.tasks import plain
+from biotok_train.tasks.examples import MCQExample, PairExample, RelationExample
 
 
 def tsv(path: Path, header: str, *rows: str) -> Path:

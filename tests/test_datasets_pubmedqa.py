@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from biotok.errors import CorpusError
-from biotok_train.datasets import pubmedqa
+from biotok_train.tasks import pubmedqa
 
 
 def test_pubmedqa_blurb_split(shared_data: Path):

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from biotok_train.datasets.brat import BratDocument, parse_ann
-from biotok_train.datasets.quaero import drbenchmark_sentences, drbenchmark_tags, load_quaero_drb
+from biotok.datasets.brat import BratDocument, parse_ann
+from biotok_train.tasks.quaero import drbenchmark_sentences, drbenchmark_tags, load_quaero_drb
 
 
 def _doc(text: str, ann: str) -> BratDocument:

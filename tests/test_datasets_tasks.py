@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from biotok.errors import DataError
-from biotok_train.datasets import tasks
-from biotok_train.datasets.examples import TASK_TYPES, MultiLabelExample, TaskData
+from biotok_train.tasks import registry as tasks
+from biotok_train.tasks.examples import TASK_TYPES, MultiLabelExample, TaskData
 from biotok_train.evaluate.scores import METRICS
 
 
@@ -49,10 +49,43 @@ def test_plain_spec_and_register(monkeypatch):
     spec = tasks.plain_spec(data)
     assert (spec.metric, spec.family, dict(spec.metric_options)) == ("weighted_f1_multilabel", "classification",
                                                                      {"labels": ("a", "b")})
-    assert spec.load() is data
+    loaded = tasks.load(spec)
+    assert loaded == data and loaded.spec is spec
     monkeypatch.setattr(tasks, "TASKS", dict(tasks.TASKS))
     tasks.register(spec)
-    assert tasks.get_task("mine") is spec
+    assert tasks.get_task("mine") is spec and tasks.load("mine").spec is spec
+
+
+def test_one_door_for_files_and_bio_paths(tmp_path):
+    """load() reads a user's three files with a task type (spec: the type's default metric) or a BIO
+    path (no spec; fine-tuning scores it like any user's NER data); a wrong call is one clear error."""
+    from biotok_train.finetune import resolve
+
+    rows = "text\tlabel\n" + "".join(f"t{i}\t{'ab'[i % 2]}\n" for i in range(6))
+    files = []
+    for split in ("train", "dev", "test"):
+        files.append(tmp_path / "mine" / f"{split}.tsv")
+        files[-1].parent.mkdir(exist_ok=True)
+        files[-1].write_text(rows, encoding="utf-8")
+    data = tasks.load(files, task_type="classify")
+    assert (data.name, data.task_type, data.labels, len(data.test)) == ("mine", "classify", ("a", "b"), 6)
+    assert data.spec is not None and data.spec.metric == "accuracy" and resolve(data)[0] is data.spec
+    with pytest.raises(DataError, match="need a task type"):
+        tasks.load(files)
+    with pytest.raises(DataError, match="expected train, dev and test files, got 2"):
+        tasks.load(files[:2], task_type="classify")
+    bio = tmp_path / "one.bio"
+    bio.write_text("".join(f"mot{i} O\nfièvre B-ety\n\n" for i in range(50)), encoding="utf-8")
+    with pytest.raises(DataError, match="read as BIO"):
+        tasks.load(bio, task_type="classify")
+    ner = tasks.load(bio)
+    assert (ner.name, ner.task_type, ner.labels, ner.spec) == ("one", "ner", ("ety",), None)
+    spec, same, kind = resolve(str(bio))
+    assert (spec.metric, kind, same) == ("entity_f1", "ner", ner)
+    with pytest.raises(DataError, match="unknown task 'chemprott'"):
+        tasks.load("chemprott")
+    with pytest.raises(DataError, match="is a relation task, not ner"):
+        tasks.load("chemprot", task_type="ner")
 
 
 def test_spec_validation():
@@ -85,13 +118,13 @@ def test_chemprot_scoring_ignores_false():
 
 def test_loading_through_specs(shared_data: Path):
     corpora = shared_data / "corpora"
-    t = tasks.load_task("frenchmedmcqa", corpora)
+    t = tasks.load("frenchmedmcqa", corpora)
     assert isinstance(t, TaskData) and t.sizes() == {"train": 2171, "dev": 312, "test": 622}
     assert all(1 <= len(e.answers) <= 5 and len(e.options) == 5 for e in t.train)
     gold = tasks.targets("mcq", t.test)
     assert tasks.get_task("frenchmedmcqa").score(gold, gold).details["exact_match_ratio"] == 1.0
-    nbr = tasks.load_task("frenchmedmcqa-nbr", corpora)
+    nbr = tasks.load("frenchmedmcqa-nbr", corpora)
     assert [e.label for e in nbr.test] == [str(len(e.answers)) for e in t.test]
-    e3c = tasks.load_task("e3c", corpora)
+    e3c = tasks.load("e3c", corpora)
     assert e3c.task_type == "ner" and len(e3c.train) + len(e3c.dev) == 504 and len(e3c.test) == 605
-    assert tasks.load_task("biosses", corpora).sizes() == {"train": 64, "dev": 16, "test": 20}
+    assert tasks.load("biosses", corpora).sizes() == {"train": 64, "dev": 16, "test": 20}

@@ -12,6 +12,7 @@ import pytest
 
 pytest.importorskip("torch")
 
+from biotok_train.config import PrepareConfig  # noqa: E402
 from biotok_train.pretrain.prepare import prepare  # noqa: E402
 
 
@@ -24,7 +25,7 @@ def _free_port() -> int:
 @pytest.mark.slow
 def test_two_cpu_ranks_end_identical(sample_lines, tiny_wordpiece, tmp_path):
     (tmp_path / "c.txt").write_text("\n".join(sample_lines[:40]) + "\n", encoding="utf-8")
-    data = prepare([str(tmp_path / "c.txt")], tiny_wordpiece, 64, tmp_path / "data", progress=False).path
+    data = prepare([str(tmp_path / "c.txt")], tiny_wordpiece, PrepareConfig(seq_len=64), tmp_path / "data", progress=False).path
     run = tmp_path / "run"
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     cmd = [sys.executable, "-m", "torch.distributed.run", "--nnodes", "1", "--nproc_per_node", "2",

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from biotok.entities import (
+from biotok.evidence.entities import (
     EntityCounts,
     EntityDoc,
     EntityStats,
@@ -88,7 +88,7 @@ def test_mentions_are_checked_against_the_text():
 
 
 def test_docs_from_bio_sentences():
-    from biotok_train.datasets.bio import Sentence
+    from biotok.datasets.bio import Sentence
 
     [d] = docs_from_sentences([Sentence(("Le", "cancer", "du", "sein", "."), ("O", "B-DISO", "I-DISO", "I-DISO", "O"))])
     assert d.text == "Le cancer du sein ."

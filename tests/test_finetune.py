@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from biotok_train.config import FinetuneConfig as NerConfig
-from biotok_train.datasets.bio import NerDataset, Sentence
-from biotok_train.datasets.registry import load_dataset
+from biotok.datasets.bio import Sentence
+from biotok_train.tasks import TaskData, load
 from biotok_train.finetune.ner import encode, finetune_ner, format_report, score
 from biotok_train.hf_models import load_model_tokenizer
 
@@ -112,10 +112,10 @@ def test_encode_chunks_long_sentences_outside_entities(tiny_model):
 def test_finetune_quaero_subset_report_recomputed(tiny_model, shared_data, tmp_path):
     """Dev and test are drawn from the training sentences: a tiny model memorizes enough in a
     few epochs to predict entities, so the recomputation below checks real, non-zero counts."""
-    full = load_dataset("quaero-medline", shared_data / "corpora")
+    full = load("quaero-medline", shared_data / "corpora")
     train = full.train[:48]
-    ds = NerDataset("quaero-subset", train, train[:16], train[16:])
-    cfg = NerConfig(epochs=8, lr=1e-2, batch_size=8, max_length=64, seed=0, patience=8, warmup=0.0)
+    ds = TaskData("quaero-subset", "ner", full.labels, train, train[:16], train[16:])
+    cfg = NerConfig.from_options(epochs=8, lr=1e-2, batch_size=8, max_length=64, seed=0, patience=8, warmup=0.0)
     res = finetune_ner(tiny_model, ds, cfg, tmp_path / "ner", progress=False)
     saved = json.loads((tmp_path / "ner" / "results.json").read_text(encoding="utf-8"))
     assert saved["micro_f1"] == res.micro_f1 and saved["config"]["seed"] == 0
@@ -146,13 +146,11 @@ def test_cls_report_known():
 
 
 def test_finetune_cls_frenchmedmcqa_subset(tiny_model, shared_data, tmp_path):
-    from biotok_train.datasets.mcqa import ClsDataset
-    from biotok_train.datasets.registry import load_cls_dataset
     from biotok_train.finetune.classify import cls_report, finetune_cls
 
-    full = load_cls_dataset("frenchmedmcqa-nbr", shared_data / "corpora")
-    ds = ClsDataset("mcqa-subset", full.train[::70], full.dev[::40], full.test[::40])
-    res = finetune_cls(tiny_model, ds, NerConfig(epochs=1, lr=1e-3, batch_size=8, max_length=64), tmp_path / "cls",
+    full = load("frenchmedmcqa-nbr", shared_data / "corpora")
+    ds = TaskData("mcqa-subset", "classify", full.labels, full.train[::70], full.dev[::40], full.test[::40])
+    res = finetune_cls(tiny_model, ds, NerConfig.from_options(epochs=1, lr=1e-3, batch_size=8, max_length=64), tmp_path / "cls",
                        progress=False)
     rows = [l.split("\t") for l in (tmp_path / "cls" / "test_predictions.tsv").read_text(encoding="utf-8").splitlines()]
     assert [r[1] for r in rows] == [e.label for e in ds.test]

@@ -12,18 +12,18 @@ from pathlib import Path
 import pytest
 
 from biotok.errors import ConfigError
-from biotok_train.config import FinetuneConfig
-from biotok_train.datasets.bio import Sentence
-from biotok_train.datasets.examples import (
+from biotok_train.config import FinetuneConfig, OptimConfig
+from biotok.datasets.bio import Sentence
+from biotok_train.tasks.examples import (
     ClassifyExample, MCQExample, MultiLabelExample, PairExample, RelationExample, TaskData, YesNoExample,
 )
-from biotok_train.datasets.tasks import TaskSpec, plain_spec
+from biotok_train.tasks import TaskSpec, plain_spec
 from biotok_train.evaluate.scores import compute
 from biotok_train.finetune import HEADS, finetune, format_result, make_head
 from biotok_train.finetune.engine import train_subset
 from biotok_train.finetune.ner import from_scheme, to_scheme
 
-FAST = FinetuneConfig(epochs=2, lr=1e-3, batch_size=4, max_length=48, warmup=0.0, patience=2)
+FAST = FinetuneConfig(epochs=2, batch_size=4, max_length=48, patience=2, optim=OptimConfig(lr=1e-3, warmup=0.0))
 
 
 @pytest.fixture(scope="module")
@@ -71,8 +71,8 @@ DATA = {
 
 
 def test_every_task_type_has_a_head():
-    from biotok_train.datasets.examples import TASK_TYPES
-    from biotok_train.datasets.tasks import TASKS
+    from biotok_train.tasks.examples import TASK_TYPES
+    from biotok_train.tasks import TASKS
 
     assert set(HEADS) == set(TASK_TYPES) == set(DATA)
     assert all(spec.task_type in HEADS for spec in TASKS.values())
@@ -171,7 +171,7 @@ def test_lr_grid_keeps_the_best_dev_run(tiny_model, tmp_path):
     res = finetune(tiny_model, data, cfg, tmp_path / "grid", progress=False)
     assert [r["lr"] for r in res.lr_search] == [1e-3, 1e-5]
     best = max(res.lr_search, key=lambda r: r["dev_accuracy"])
-    assert res.config.lr == best["lr"] and res.dev_score == best["dev_accuracy"]
+    assert res.config.optim.lr == best["lr"] and res.dev_score == best["dev_accuracy"]
     saved = json.loads((tmp_path / "grid" / "results.json").read_text(encoding="utf-8"))
     assert saved["lr_search"] == res.lr_search
 
@@ -213,7 +213,7 @@ def test_config_validation():
                            ({"layer_decay": 0.0}, "--layer-decay"), ({"lr_grid": (1e-5, -1.0)}, "--lr-grid"),
                            ({"train_fraction": 0.0}, "--train-fraction"), ({"threshold": 1.0}, "--threshold")]:
         with pytest.raises(ConfigError, match=needle):
-            FinetuneConfig(**kwargs)
+            FinetuneConfig.from_options(**kwargs)  # the flat options of the command line (layer_decay: optim's)
 
 
 def test_same_seed_same_predictions_bytes(tiny_model, tmp_path):

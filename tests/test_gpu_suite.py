@@ -1,4 +1,4 @@
-"""benchmarks/gpu_suite.py: FLOPs and MFU, the config and command line, the results JSON and the
+"""benchmarks/gpu_suite (python -m benchmarks.gpu_suite): the config and command line, the results JSON and the
 README tables, the packed-rows check itself, and the whole --dry-run on CPU (slow)."""
 
 from __future__ import annotations
@@ -10,30 +10,16 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks import gpu_suite as G
+from benchmarks.gpu_suite import equivalence as E
+
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO / "benchmarks"))
-
-import gpu_suite as G  # noqa: E402
 
 
-def test_flops_per_token_of_bert_base():
-    L, d, i, s, V = 12, 768, 3072, 128, 32000
-    dense = L * (4 * d * d + 2 * d * i)  # 84.9 M weights in the layers' matmuls
-    expected = 6 * dense + 12 * L * d * s + 6 * (d * d + d * V) * 0.15
-    assert G.flops_per_token(L, d, i, s, V, 0.15) == pytest.approx(expected)
-    assert 5.4e8 < expected < 5.5e8
-    # seq 512 costs more per token only through attention
-    assert G.flops_per_token(L, d, i, 512, V, 0.15) - expected == pytest.approx(12 * L * d * (512 - 128))
+def test_the_suite_uses_the_one_mfu_formula_and_peak_table():
+    from biotok_train.pretrain import flops
 
-
-def test_mfu_and_peaks():
-    assert G.mfu(725_000, 5.464e8, 989.0) == pytest.approx(725_000 * 5.464e8 / 989e12)
-    assert G.mfu(1000.0, 1e9, None) is None and G.mfu(0.0, 1e9, 989.0) is None
-    assert G.peak_tflops("NVIDIA H100 80GB HBM3") == 989.0
-    assert G.peak_tflops("NVIDIA H100 PCIe") == 756.0
-    assert G.peak_tflops("NVIDIA A100-SXM4-40GB") == 312.0
-    assert G.peak_tflops("NVIDIA L40S") == 362.0 and G.peak_tflops("NVIDIA L4") == 121.0
-    assert G.peak_tflops("NVIDIA A10G") == 70.0 and G.peak_tflops("Some Future GPU") is None
+    assert (G.flops_per_token, G.mfu, G.peak_tflops) == (flops.flops_per_token, flops.mfu, flops.peak_tflops)
     assert G.slug("NVIDIA H100 80GB HBM3") == "nvidia-h100-80gb-hbm3"
 
 
@@ -70,7 +56,7 @@ def _result(name: str, dry_run: bool = False) -> dict:
            "ratio": 2.0, "biotok_mfu": 0.44, "hf_mfu": 0.22, "met_ratio": True, "met_mfu": True}
     return {"schema": G.SCHEMA, "dry_run": dry_run, "device": {"name": name}, "versions": {"torch": "2.13"},
             "config": {"check_size": "small"}, "started_utc": "2026-11-23T10:00:00Z", "wall_s": 1200.0,
-            "command": "python benchmarks/gpu_suite.py",
+            "command": "python -m benchmarks.gpu_suite",
             "steps": {"equivalence": {"status": "passed", "checks": checks},
                       "throughput": {"status": "passed", "size": "base", "runs": [run]},
                       "ablation": {"status": "passed", "size": "small", "budget": 3000, "task": "e3c", "wall_s": 400,
@@ -101,13 +87,14 @@ def test_readme_tables(tmp_path):
 def tiny_data(tmp_path_factory):
     from biotok.config import NormalizeConfig, TrainConfig
     from biotok.train import train_tokenizer
+    from biotok_train.config import PrepareConfig
     from biotok_train.pretrain.prepare import prepare
 
     d = tmp_path_factory.mktemp("suite")
     corpus = REPO / "corpora" / "sample" / "e3c_pamj_fr.txt"
     train_tokenizer([corpus], TrainConfig(algo="unigram", vocab_size=800, normalize=NormalizeConfig(lowercase=True)),
                     d / "tok")
-    return prepare([str(corpus)], d / "tok", 32, d / "data", progress=False).path
+    return prepare([str(corpus)], d / "tok", PrepareConfig(seq_len=32), d / "data", progress=False).path
 
 
 def test_packed_check_catches_a_padding_leak(tiny_data):
@@ -124,22 +111,22 @@ def test_packed_check_catches_a_padding_leak(tiny_data):
     state = {k: v.clone() for k, v in module.state_dict().items()}
     batch = G.fixed_batches(tiny_data, 1, 4, "bert")[0]
     lengths = [32, 24, 16, 8]
-    whole, joined = G._packed_losses(module, state, batch, lengths, packed.pad_id, torch.device("cpu"), "bert")
+    whole, joined = E._packed_losses(module, state, batch, lengths, packed.pad_id, torch.device("cpu"), "bert")
     assert abs(whole - joined) / joined < G.TOLERANCES["packed"]
 
-    real_rows = G._rows
+    real_rows = E._rows
 
     def leaky(b, lens, pad_id):  # pads the ids but leaves the attention mask on: padding leaks in
         out = real_rows(b, lens, pad_id)
         out["attention_mask"] = torch.ones_like(out["attention_mask"])
         return out
 
-    assert G._packed_hidden(module, real_rows(batch, lengths, packed.pad_id), lengths, torch.device("cpu")) \
+    assert E._packed_hidden(module, real_rows(batch, lengths, packed.pad_id), lengths, torch.device("cpu")) \
         < G.TOLERANCES["packed"]
     # at initialisation a leak barely moves the loss (attention is nearly uniform) ...
     leak = leaky(batch, lengths, packed.pad_id)
     # ... but the hidden states at real positions show it
-    assert G._packed_hidden(module, leak, lengths, torch.device("cpu")) > 100 * G.TOLERANCES["packed"]
+    assert E._packed_hidden(module, leak, lengths, torch.device("cpu")) > 100 * G.TOLERANCES["packed"]
 
 
 def test_fixed_gumbel_noise_is_restored(tiny_data):
@@ -159,8 +146,8 @@ def test_fixed_gumbel_noise_is_restored(tiny_data):
 def test_dry_run_on_cpu(tmp_path):
     """Every step at toy size on CPU: exit 0, the JSON says what ran, what was skipped and why."""
     out = tmp_path / "results"
-    proc = subprocess.run([sys.executable, str(REPO / "benchmarks" / "gpu_suite.py"), "--dry-run", "--out", str(out),
-                           "--work", str(tmp_path / "work")], capture_output=True, text=True, timeout=1800)
+    proc = subprocess.run([sys.executable, "-m", "benchmarks.gpu_suite", "--dry-run", "--out", str(out),
+                           "--work", str(tmp_path / "work")], capture_output=True, text=True, timeout=1800, cwd=REPO)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     r = json.loads((out / "dry-run-cpu.json").read_text(encoding="utf-8"))
     assert r["schema"] == G.SCHEMA and r["dry_run"] and r["passed"] and r["device"]["type"] == "cpu"

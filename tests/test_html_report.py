@@ -7,20 +7,11 @@ from html.parser import HTMLParser
 
 import pytest
 
-from biotok.html_report import (
-    Column,
-    Page,
-    PieceView,
-    Section,
-    SegmentedText,
-    Table,
-    TokenizerInfo,
-    pick_sentences,
-    piece_views,
-    render_html,
-    report_page,
-    vocab_data,
-)
+from biotok.evidence import Evidence
+from biotok.page import Column, Page, PieceView, Section, SegmentedText, Table, TokenizerInfo, piece_views
+from biotok.report.assemble import report_page, vocab_data
+from biotok.report.html import render_html
+from biotok.report.samples import pick_sentences
 from biotok.segment import Segmentation
 from tests.browser import Browser, find_chromium
 
@@ -67,7 +58,7 @@ def toks(tiny_unigram, tiny_wordpiece):
 @pytest.fixture(scope="module")
 def page(toks, sample_lines):
     from biotok.metrics import compare
-    from biotok.numbers import number_segmentation
+    from biotok.evidence.numbers import number_segmentation
     from biotok.vocab import as_vocab, duplicates
 
     cmp = compare(toks, sample_lines[:300])
@@ -75,7 +66,7 @@ def page(toks, sample_lines):
     return report_page(
         toks, subtitle="test", comparison=cmp, vocabs=vocabs, duplicates=[duplicates(v) for v in vocabs],
         sentences=[(s, "given") for s in SENTENCES], terms=[("cholécystectomie", "procédure"), ("paracétamol", "")],
-        numbers=number_segmentation(toks), command="biotok report a b --corpus c --out r/",
+        evidence=Evidence(numbers=number_segmentation(toks)), command="biotok report a b --corpus c --out r/",
         inputs=[("corpus", "c")],
     )
 

@@ -1,4 +1,5 @@
-"""The package layout stays a table of contents: no import cycle in biotok/ nor biotok_train/.
+"""The package layout stays a table of contents: no import cycle in biotok/ nor biotok_train/,
+biotok/ never imports biotok_train/, and an import inside a function says why it is there.
 
 Imports inside functions count too: a lazy import that closes a loop is still a loop a reader
 has to untangle (the old ``load`` facade was one).
@@ -80,3 +81,91 @@ def test_no_import_cycle(package: str) -> None:
     graph = import_graph(package)
     assert graph, f"{package}/ holds no module"
     assert cycles(graph) == []
+
+
+
+# --- imports across packages and inside functions ------------------------------------------------
+def imports(source: str, module: str, is_package: bool = False) -> list[tuple[int, str]]:
+    """(line, imported module) of every import in ``source`` (the text of ``module``): top level,
+    inside functions and classes, relative ones resolved, and ``import_module("...")`` calls with
+    a literal name."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, a.name) for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0:
+            found.append((node.lineno, str(node.module)))
+        elif isinstance(node, ast.ImportFrom):
+            parts = module.split(".")
+            base = parts[: len(parts) - node.level + is_package]
+            found.append((node.lineno, ".".join(base + ([node.module] if node.module else []))))
+        elif (isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant)
+              and isinstance(node.args[0].value, str)
+              and getattr(node.func, "attr", getattr(node.func, "id", None)) == "import_module"):
+            found.append((node.lineno, node.args[0].value))
+    return found
+
+
+def imports_of(package: str, target: str) -> list[str]:
+    """'file:line: imports X' for every import of ``target`` (or a submodule) in ``package``."""
+    out = []
+    for p in sorted((REPO / package).rglob("*.py")):
+        for line, name in imports(p.read_text(encoding="utf-8"), module_name(p), p.name == "__init__.py"):
+            if name == target or name.startswith(target + "."):
+                out.append(f"{p.relative_to(REPO)}:{line}: imports {name}")
+    return out
+
+
+def test_import_walk_sees_lazy_relative_and_dynamic_imports() -> None:
+    src = ("import os\n"
+           "def f():\n    from biotok_train.tasks import load\n"
+           "class C:\n    def g(self):\n        from ..x import y\n"
+           "def h():\n    import importlib\n    return importlib.import_module('biotok_train.cli')\n")
+    got = imports(src, "pkg.sub.mod")
+    assert sorted(got) == [(1, "os"), (3, "biotok_train.tasks"), (6, "pkg.x"), (8, "importlib"), (9, "biotok_train.cli")]
+
+
+def test_biotok_never_imports_biotok_train() -> None:
+    """The core stands alone: no import of the companion anywhere in biotok/, lazy ones included."""
+    assert imports_of("biotok", "biotok_train") == []
+
+
+def unmarked_lazy_imports(source: str) -> list[int]:
+    """Lines of imports inside a function without a ``# lazy: <why>`` comment: on the import's
+    own line(s), or the comment line above the block of imports (blank lines between) it is in."""
+    lines = source.splitlines()
+    tree = ast.parse(source)
+    in_functions = {n for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
+                    for n in ast.walk(f) if isinstance(n, (ast.Import, ast.ImportFrom))}
+    import_lines = {i for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))
+                    for i in range(n.lineno, n.end_lineno + 1)}
+    bad = []
+    for n in sorted(in_functions, key=lambda n: n.lineno):
+        if any("# lazy:" in lines[i - 1] for i in range(n.lineno, n.end_lineno + 1)):
+            continue
+        i = n.lineno - 1
+        while i >= 1 and (i in import_lines or not lines[i - 1].strip()):
+            i -= 1
+        if not (i >= 1 and lines[i - 1].strip().startswith("# lazy:")):
+            bad.append(n.lineno)
+    return bad
+
+
+def test_lazy_import_check_wants_a_reason() -> None:
+    src = ("def f():\n    import json\n"
+           "def g():\n    # lazy: numpy stays out of import time\n    import numpy\n\n    import regex\n"
+           "def h():\n    import torch  # lazy: keeps torch out\n")
+    assert unmarked_lazy_imports(src) == [2]
+
+
+#: packages whose in-function imports are all marked; biotok_train joins once its move settles
+LAZY_CHECKED = ("biotok",)
+
+
+@pytest.mark.parametrize("package", LAZY_CHECKED)
+def test_every_lazy_import_says_why(package: str) -> None:
+    """An import inside a function is there to keep something heavy (torch, matplotlib, numpy...)
+    out of import time, or an optional library out of the default install; a comment says which."""
+    bad = [f"{p.relative_to(REPO)}:{line}" for p in sorted((REPO / package).rglob("*.py"))
+           for line in unmarked_lazy_imports(p.read_text(encoding="utf-8"))]
+    assert bad == []

@@ -12,6 +12,7 @@ torch = pytest.importorskip("torch")
 
 from biotok_train.pretrain.packed import PackedData  # noqa: E402
 from biotok_train.pretrain.masking import IGNORE, apply_mask, mask_tokens, select, word_index  # noqa: E402
+from biotok_train.config import PrepareConfig  # noqa: E402
 from biotok_train.pretrain.prepare import prepare  # noqa: E402
 
 torch.set_num_threads(1)
@@ -87,7 +88,7 @@ def corpus(sample_lines, tmp_path_factory) -> Path:
 @pytest.mark.parametrize("kind", ["▁", "##", "Ġ", "</w>"])
 def test_wwm_masks_whole_words_for_every_convention(kind, corpus, sample_lines, tmp_path):
     tok_dir = build_tokenizer(kind, sample_lines[:300], tmp_path / "tok")
-    prepare([str(corpus)], tok_dir, 64, tmp_path / "data", progress=False)
+    prepare([str(corpus)], tok_dir, PrepareConfig(seq_len=64), tmp_path / "data", progress=False)
     data = PackedData(tmp_path / "data")
     batch = data.batch(np.arange(min(64, len(data))))
     from tokenizers import Tokenizer
@@ -119,7 +120,7 @@ def test_wwm_masks_whole_words_for_every_convention(kind, corpus, sample_lines, 
 def test_token_masking_splits_words_sometimes(corpus, sample_lines, tmp_path):
     """The check above can fail: without WWM, pieces of one word are masked independently."""
     tok_dir = build_tokenizer("##", sample_lines[:300], tmp_path / "tok")
-    prepare([str(corpus)], tok_dir, 64, tmp_path / "data", progress=False)
+    prepare([str(corpus)], tok_dir, PrepareConfig(seq_len=64), tmp_path / "data", progress=False)
     data = PackedData(tmp_path / "data")
     batch = data.batch(np.arange(min(64, len(data))))
     sel = select(batch.word_starts, batch.special, wwm=False, generator=torch.Generator().manual_seed(0))

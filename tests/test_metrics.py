@@ -15,10 +15,10 @@ from tokenizers import Tokenizer, models, normalizers, pre_tokenizers
 
 from biotok.config import NormalizeConfig
 from biotok.metrics import (
-    Counts, assign_pieces, count, fragmentation, fragmentation_from_counts, read_terms,
-    renyi_efficiency, renyi_entropy, segment_terms,
+    Counts, assign_pieces, count, fragmentation, fragmentation_from_counts, renyi_efficiency, renyi_entropy,
 )
 from biotok.normalize import build_normalizer, words
+from biotok.terminology import read_terms, segment_terms
 from biotok.tokenizer import BiotokTokenizer
 
 ALPHABET = "abcdeéèàçuoiAEÉ0123456789 .,;:!?()'-/%"
@@ -258,5 +258,20 @@ def test_word_arrays_on_sample(sample_lines: list[str]) -> None:
 
     sp = WordSplitter()
     lines = sample_lines[:500]
+    for x, y in zip(sp.arrays(lines), word_arrays(sp.spans(lines), lines)):
+        assert np.array_equal(x, y)
+
+
+@pytest.mark.parametrize("cfg", [NormalizeConfig(), NormalizeConfig(strip_control=False),
+                                 NormalizeConfig(whitespace=False)], ids=["default", "controls-kept", "no-whitespace"])
+@settings(max_examples=120, deadline=None)
+@given(lines=st.lists(st.text(alphabet=TRICKY + "\t\x0b\x0c\x1c\x1f\x85\u3000\u2009  ..,'’-/", min_size=0,
+                              max_size=40), min_size=1, max_size=6))
+def test_word_arrays_without_the_whitespace_steps(cfg, lines: list[str]) -> None:
+    """The numpy route skips the whitespace steps (they only turn spaces, and U+001C-U+001F, into
+    ' '): the spans are still those of the full pipelines, whatever spaces sit next to punctuation."""
+    from biotok.metrics import WordSplitter, word_arrays
+
+    sp = WordSplitter(cfg)
     for x, y in zip(sp.arrays(lines), word_arrays(sp.spans(lines), lines)):
         assert np.array_equal(x, y)

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from biotok.errors import CorpusError
-from biotok.morphemes import (
+from biotok.evidence.morphemes import (
     TYPES,
     AlignmentCounts,
     MorphemeAlignment,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from biotok.errors import CorpusError
-from biotok.numbers import NumberCase, builtin_cases, case_counts, number_segmentation, parse_cases
+from biotok.evidence.numbers import NumberCase, builtin_cases, case_counts, number_segmentation, parse_cases
 from biotok.segment import Segmentation
 
 

@@ -19,6 +19,7 @@ from biotok_train.pretrain.prepare import (
     read_meta,
     token_dtype,
 )
+from biotok_train.config import PrepareConfig
 from biotok_train.errors import DataError, TokenizerMismatchError
 
 
@@ -37,7 +38,7 @@ def two_files(sample_lines, tmp_path_factory) -> list[Path]:
 @pytest.fixture(scope="module")
 def prepared(two_files, tiny_wordpiece, tmp_path_factory):
     out = tmp_path_factory.mktemp("pdata") / "data"
-    return prepare([str(p) for p in two_files], tiny_wordpiece, 64, out, progress=False)
+    return prepare([str(p) for p in two_files], tiny_wordpiece, PrepareConfig(seq_len=64), out, progress=False)
 
 
 def test_layout_and_meta(prepared, tiny_wordpiece):
@@ -104,7 +105,7 @@ def test_dtype_by_vocab_size():
 
 def test_existing_output_needs_force(two_files, tiny_wordpiece, prepared):
     with pytest.raises(OutputExistsError):
-        prepare([str(two_files[0])], tiny_wordpiece, 64, prepared.path, progress=False)
+        prepare([str(two_files[0])], tiny_wordpiece, PrepareConfig(seq_len=64), prepared.path, progress=False)
 
 
 def test_force_and_jsonl_field(sample_lines, tiny_wordpiece, tmp_path):
@@ -114,9 +115,9 @@ def test_force_and_jsonl_field(sample_lines, tiny_wordpiece, tmp_path):
     out.mkdir()
     (out / "junk").write_text("x")
     with pytest.raises(OutputExistsError, match="not a biotok output"):  # force replaces prepared data only
-        prepare([str(src)], tiny_wordpiece, 128, out, field_name="body", force=True, progress=False)
+        prepare([str(src)], tiny_wordpiece, PrepareConfig(field_name="body"), out, force=True, progress=False)
     (out / "meta.json").write_text("{}")  # older prepared data there
-    p = prepare([str(src)], tiny_wordpiece, 128, out, field_name="body", force=True, progress=False)
+    p = prepare([str(src)], tiny_wordpiece, PrepareConfig(field_name="body"), out, force=True, progress=False)
     assert p.num_tokens > 0 and p.seq_len == 128 and not (out / "junk").exists()
 
 
@@ -139,7 +140,7 @@ def test_bad_inputs(tmp_path, tiny_wordpiece):
     with pytest.raises(DataError, match="not a prepared data directory"):
         read_meta(tmp_path / "empty")
     with pytest.raises(CorpusError):
-        prepare([str(tmp_path / "missing.txt")], tiny_wordpiece, 128, tmp_path / "o", progress=False)
+        prepare([str(tmp_path / "missing.txt")], tiny_wordpiece, PrepareConfig(), tmp_path / "o", progress=False)
     assert issubclass(DataError, BiotokError)
 
 
@@ -147,7 +148,8 @@ def test_bad_inputs(tmp_path, tiny_wordpiece):
 def test_large_reference_tokenizer_uint16(shared_data, sample_lines, tmp_path):
     src = tmp_path / "c.txt"
     src.write_text("\n".join(sample_lines[:10]) + "\n", encoding="utf-8")
-    p = prepare([str(src)], shared_data / "tokenizers" / "camemberta-base", 128, tmp_path / "d", progress=False)
+    p = prepare([str(src)], shared_data / "tokenizers" / "camemberta-base", PrepareConfig(), tmp_path / "d",
+                progress=False)
     assert p.vocab_size == 32003 and p.dtype == "uint16"
 
 
@@ -175,10 +177,10 @@ def test_batches_frame_segments_and_swap_for_sop(prepared):
 @pytest.fixture(scope="module")
 def sampled(two_files, tiny_unigram, tmp_path_factory):
     d = tmp_path_factory.mktemp("sampled")
-    args = ([str(p) for p in two_files], tiny_unigram, 64)
-    a = prepare(*args, d / "a", progress=False, sample_alpha=0.1, copies=3, seed=4)
-    b = prepare(*args, d / "b", progress=False, sample_alpha=0.1, copies=3, seed=4)
-    plain = prepare(*args, d / "plain", progress=False)
+    files, sampling = [str(p) for p in two_files], PrepareConfig(seq_len=64, sample_alpha=0.1, copies=3, seed=4)
+    a = prepare(files, tiny_unigram, sampling, d / "a", progress=False)
+    b = prepare(files, tiny_unigram, sampling, d / "b", progress=False)
+    plain = prepare(files, tiny_unigram, PrepareConfig(seq_len=64), d / "plain", progress=False)
     return a, b, plain
 
 
@@ -213,8 +215,8 @@ def test_word_starts_are_exact_in_every_copy(sampled, tiny_unigram):
 
 def test_copies_need_sampling(two_files, tiny_unigram, tiny_wordpiece, tmp_path):
     with pytest.raises(BiotokError, match="--copies needs --sample-alpha"):
-        prepare([str(two_files[0])], tiny_unigram, 64, tmp_path / "x", progress=False, copies=2)
+        PrepareConfig(copies=2)
     with pytest.raises(BiotokError, match="Unigram or BPE"):
-        prepare([str(two_files[0])], tiny_wordpiece, 64, tmp_path / "y", progress=False, sample_alpha=0.1)
+        prepare([str(two_files[0])], tiny_wordpiece, PrepareConfig(sample_alpha=0.1), tmp_path / "y", progress=False)
     with pytest.raises(BiotokError, match="must be > 0"):
-        prepare([str(two_files[0])], tiny_unigram, 64, tmp_path / "z", progress=False, sample_alpha=0.0)
+        PrepareConfig(sample_alpha=0.0)

@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from biotok.errors import CorpusError
-from biotok_train.datasets.bio import bio_spans, read_bio
-from biotok_train.datasets.brat import BratDocument, Entity, brat_to_sentences, flatten, parse_ann, read_brat, split_words
-from biotok_train.datasets.registry import MANTRA_TAR, QUAERO_TAR, load_dataset
+from biotok.errors import CorpusError, DataError
+from biotok.datasets.bio import bio_spans, read_bio
+from biotok.datasets.brat import BratDocument, Entity, brat_to_sentences, flatten, parse_ann, read_brat, split_words
+from biotok.datasets.named import MANTRA_TAR, QUAERO_TAR
+from biotok_train.tasks import load
 
 
 def _ent(tid: str, label: str, frags, line: int = 1) -> Entity:
@@ -176,36 +177,39 @@ def test_mantra_french_counts(shared_data):
 
 
 def test_load_dataset_names(shared_data):
-    ds = load_dataset("e3c", shared_data / "corpora")
+    ds = load("e3c", shared_data / "corpora")
     assert len(ds.train) + len(ds.dev) == 504 and len(ds.test) == 605
-    assert ds.labels == ["O", "B-ety", "I-ety"]
+    assert ds.labels == ("ety",) and ds.spec is not None and ds.spec.name == "e3c"
+    with pytest.raises(DataError, match="unknown task 'nope'"):
+        load("nope", shared_data / "corpora")
     with pytest.raises(CorpusError, match="unknown dataset"):
-        load_dataset("nope", shared_data / "corpora")
+        load("no/such/folder", shared_data / "corpora")
 
 
 # --- FrenchMedMCQA (sentence-level classification) ---------------------------------------------
 def test_frenchmedmcqa_counts(shared_data):
     from collections import Counter
 
-    from biotok_train.datasets.registry import load_cls_dataset
-
-    ds = load_cls_dataset("frenchmedmcqa-nbr", shared_data / "corpora")
+    ds = load("frenchmedmcqa-nbr", shared_data / "corpora")
     assert (len(ds.train), len(ds.dev), len(ds.test)) == (2171, 312, 622)  # MANIFEST: 3,105 questions
-    assert ds.labels == ["1", "2", "3", "4", "5"]
+    assert ds.labels == ("1", "2", "3", "4", "5")
     assert Counter(e.label for e in ds.train) == {"3": 718, "1": 595, "2": 528, "4": 296, "5": 34}
     assert "(a) " in ds.train[0].text and "(e) " in ds.train[0].text
 
 
 def test_frenchmedmcqa_bad_items(tmp_path):
-    from biotok_train.datasets.mcqa import read_frenchmedmcqa
+    from biotok_train.tasks.frenchmedmcqa import read_frenchmedmcqa
 
+    five = '"answers": {"a": "v", "b": "w", "c": "x", "d": "y", "e": "z"}'
     f = tmp_path / "q.json"
-    f.write_text('[{"question": "Q", "answers": {"a": "x"}, "correct_answers": ["a"]}, {"question": "R"}]',
-                 encoding="utf-8")
-    with pytest.raises(CorpusError, match=r"q\.json#1: question item needs"):
+    f.write_text(f'[{{"question": "Q", {five}, "correct_answers": ["a"]}}, {{"question": "R"}}]', encoding="utf-8")
+    with pytest.raises(CorpusError, match=r"q\.json#1: item needs"):
         list(read_frenchmedmcqa(f))
-    f.write_text('[{"question": "Q", "answers": {"a": "x"}, "correct_answers": []}]', encoding="utf-8")
-    with pytest.raises(CorpusError, match=r"q\.json#0: 0 correct answers"):
+    f.write_text(f'[{{"question": "Q", {five}, "correct_answers": []}}]', encoding="utf-8")
+    with pytest.raises(CorpusError, match=r"q\.json#0: correct_answers \[\] must be 1 to 5"):
+        list(read_frenchmedmcqa(f))
+    f.write_text('[{"question": "Q", "answers": {"a": "x"}, "correct_answers": ["a"]}]', encoding="utf-8")
+    with pytest.raises(CorpusError, match=r"q\.json#0: 'answers' must map the letters a to e"):
         list(read_frenchmedmcqa(f))
     f.write_text("[{", encoding="utf-8")
     with pytest.raises(CorpusError, match=r"q\.json:1: invalid JSON"):
@@ -215,14 +219,12 @@ def test_frenchmedmcqa_bad_items(tmp_path):
 def test_one_bio_file_splits_the_same_wherever_it_lies(tmp_path):
     """The dev/test hold-out hashes sentence content, not the file path: a copy elsewhere (another
     machine, another checkout) gives the same train/dev/test."""
-    from biotok_train.datasets.registry import load_dataset
-
     text = "".join(f"Le O\npatient{i} O\na O\nune B-ety\nfièvre{i} I-ety\n. O\n\n" for i in range(200))
     a, b = tmp_path / "a" / "task.bio", tmp_path / "elsewhere" / "deeper" / "task.bio"
     for f in (a, b):
         f.parent.mkdir(parents=True)
         f.write_text(text, encoding="utf-8")
-    da, db = load_dataset(str(a)), load_dataset(str(b))
+    da, db = load(str(a)), load(str(b))
     for split in ("train", "dev", "test"):
         assert [s.words for s in getattr(da, split)] == [s.words for s in getattr(db, split)]
     assert len(da.test) > 0 and len(da.dev) > 0 and len(da.train) > len(da.test)

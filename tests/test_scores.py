@@ -217,15 +217,20 @@ def test_suite_score_ignores_task_order(values, rnd):
     assert S.suite_score(shuffled).value == pytest.approx(S.suite_score(res).value)
 
 
-def test_mean_std_is_sample_std():
-    assert S.mean_std([0.5, 0.7, 0.9]) == (pytest.approx(0.7), pytest.approx(statistics.stdev([0.5, 0.7, 0.9])))
-    assert S.mean_std([0.4]) == (0.4, 0.0)
+def test_mean_std_over_seeds_is_sample_std_and_none_for_one_seed():
+    from biotok_train.stats import summarize_seeds
+
+    s = summarize_seeds([0.5, 0.7, 0.9])
+    assert (s.mean, s.std) == (pytest.approx(0.7), pytest.approx(statistics.stdev([0.5, 0.7, 0.9])))
+    one = summarize_seeds([0.4])
+    assert (one.mean, one.std, one.format()) == (0.4, None, "0.400")  # one seed: no spread to report
+    assert not hasattr(S, "mean_std")  # one function, in biotok_train.stats
 
 
 def test_scores_import_no_torch():
     import subprocess
     import sys
 
-    code = "import sys, biotok_train.evaluate.scores, biotok_train.datasets.tasks; print('torch' in sys.modules)"
+    code = "import sys, biotok_train.evaluate.scores, biotok_train.tasks; print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

@@ -3,25 +3,17 @@
 from __future__ import annotations
 
 import copy
-import importlib.util
-import sys
-from pathlib import Path
 
 import pytest
 
 from biotok.config import TrainConfig
 
-BENCH = Path(__file__).resolve().parent.parent / "benchmarks"
-
 
 @pytest.fixture(scope="module")
 def study():
-    sys.path.insert(0, str(BENCH))
-    spec = importlib.util.spec_from_file_location("biotok_study", BENCH / "study.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    yield module
-    sys.path.remove(str(BENCH))
+    from benchmarks import study
+
+    return study
 
 
 def _metrics(fertility: float, seq: float, rel: float) -> dict:

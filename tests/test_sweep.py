@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 
 from biotok.config import TrainConfig
 from biotok.errors import ConfigError, OutputExistsError
-from biotok.sweep import SweepConfig, kneedle, sweep
+from biotok.config import SweepConfig
+from biotok.sweep import kneedle, sweep
 
 
 def test_kneedle_on_known_curves():

@@ -15,8 +15,8 @@ transformers = pytest.importorskip("transformers")
 from tokenizers import AddedToken, Tokenizer, decoders, models, normalizers, pre_tokenizers  # noqa: E402
 
 from biotok.errors import BiotokError, ConfigError, OutputExistsError, TokenizerLoadError  # noqa: E402
+from biotok_train.config import TransferConfig  # noqa: E402
 from biotok_train.transfer import (  # noqa: E402
-    TransferConfig,
     TransferError,
     plan_transfer,
     segment_as_old,
@@ -305,11 +305,12 @@ def _one_line(e: BaseException) -> None:
 
 def test_bad_inputs_raise_one_line_errors_and_write_nothing(tmp_path, bert_dir, new_unigram):
     out = tmp_path / "out"
-    # no MLM head
+    # a task head, no MLM head (a bare BertModel is accepted: tests/test_bare_encoder.py)
     plain = tmp_path / "plain"
     wordpiece(plain)
-    transformers.BertModel(transformers.BertConfig(vocab_size=29, hidden_size=16, num_hidden_layers=1,
-                                                   num_attention_heads=2, intermediate_size=32)).save_pretrained(str(plain))
+    transformers.BertForSequenceClassification(transformers.BertConfig(
+        vocab_size=29, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+        intermediate_size=32)).save_pretrained(str(plain))
     with pytest.raises(TransferError, match="no masked-LM head") as e:
         transfer_to(plain, new_unigram, out)
     _one_line(e.value)
@@ -328,8 +329,10 @@ def test_bad_inputs_raise_one_line_errors_and_write_nothing(tmp_path, bert_dir, 
     with pytest.raises(TransferError, match="without a generator") as e:
         transfer_to(disc, new_unigram, out)
     # not a model directory; a new tokenizer that cannot load
+    empty = tmp_path / "empty"  # not a model (and the output is not inside it)
+    empty.mkdir()
     with pytest.raises(TransferError, match="no config.json"):
-        transfer_to(tmp_path, new_unigram, out)
+        transfer_to(empty, new_unigram, out)
     bad = tmp_path / "bad.json"
     bad.write_text("{not json")
     with pytest.raises(TokenizerLoadError, match="NEW tokenizer") as e:

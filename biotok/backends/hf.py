@@ -23,7 +23,7 @@ from tokenizers import Tokenizer, models, pre_tokenizers, trainers
 from biotok.backends.base import Trained, finish
 from biotok.config import TrainConfig
 from biotok.errors import BiotokError, TrainingError
-from biotok.normalize import build_normalizer
+from biotok.normalize import build_normalizer, is_spaced_punctuation
 
 METASPACE = dict(replacement="▁", prepend_scheme="always", split=True)
 FEED_CHARS = 1 << 16  # characters per string fed to the trainer
@@ -128,8 +128,6 @@ def add_punctuation_pieces(tok: Tokenizer, specials: set[str]) -> tuple[Tokenize
     its piece's count, so ``▁c`` takes the score of ``c`` (Viterbi then prefers it to
     ``▁`` + ``c``); as many of the lowest-scoring multi-character pieces make room for them.
     """
-    from biotok.normalize import is_spaced_punctuation
-
     data = json.loads(tok.to_str())
     vocab: list[list] = data["model"]["vocab"]
     have = {p for p, _ in vocab}

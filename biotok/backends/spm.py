@@ -9,7 +9,8 @@ expects normalized input.
 Memory: from counts, the Unigram trainer builds its seed pieces from a text holding every word
 *count* times (about 13 bytes of RSS per byte, in chunks of 512 MiB), so its memory follows the
 sum of the counts, not the distinct words. The counts are scaled to keep that text under
-``TrainConfig.seed_text_mb`` (:func:`biotok.counting.scale_counts`); the BPE trainer's memory
+``TrainConfig.seed_text_mb`` (:func:`scale_counts`: every count times one factor, rounded, at
+least 1; docs/training.md gives the measured effect on the vocabulary); the BPE trainer's memory
 follows the distinct words and needs no scaling.
 
 Sizes: a size below what the characters need is refused before training
@@ -25,10 +26,13 @@ import logging
 import os
 import tempfile
 from collections import Counter
+from dataclasses import asdict, dataclass
+
+import sentencepiece as spm
 
 from biotok.backends.base import Trained, finish
 from biotok.config import TrainConfig
-from biotok.counting import scale_counts, write_counts
+from biotok.counting import write_counts
 from biotok.errors import TrainingError, VocabSizeError
 from biotok.formats.sentencepiece import read_model_proto, spm_to_tokenizer
 from biotok.normalize import build_normalizer, is_spaced_punctuation
@@ -37,6 +41,79 @@ logger = logging.getLogger(__name__)
 
 # Fixed so that the same corpus gives the same model on any machine (EM sums per thread).
 SPM_THREADS = 4
+# Bytes SentencePiece adds to each copy of a word in its seed text: '▁' (3) and a separator (1).
+SPM_BYTES_PER_WORD = 4
+# Resolution of the scaling factor: counts are multiplied by p / 2**24 in integer arithmetic.
+_SCALE_BITS = 24
+
+
+# --- count scaling: SentencePiece's memory ------------------------------------------------------
+@dataclass(frozen=True)
+class CountScaling:
+    """How counts were scaled before SentencePiece: recorded in biotok.json's provenance."""
+
+    budget_bytes: int | None  # None: scaling off
+    factor: float  # every count multiplied by this (then rounded, at least 1)
+    seed_text_bytes: int  # SentencePiece's seed text with the true counts
+    scaled_seed_text_bytes: int  # ... with the scaled counts
+    sum_counts: int
+    scaled_sum_counts: int
+    floored_words: int  # words whose scaled count was raised to 1
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def spm_seed_bytes(counts: dict[str, int]) -> int:
+    """Bytes of the text SentencePiece's Unigram trainer builds its suffix array on, from counts."""
+    return sum(c * (len(w.encode("utf-8")) + SPM_BYTES_PER_WORD) for w, c in counts.items())
+
+
+def _scaled(c: int, p: int) -> int:
+    q = 1 << _SCALE_BITS
+    return max(1, (c * p + q // 2) >> _SCALE_BITS)
+
+
+def scale_counts(counts: dict[str, int], budget_bytes: int | None) -> tuple[Counter[str], CountScaling]:
+    """Counts times one factor (rounded, at least 1) so SentencePiece's seed text fits the budget.
+
+    The factor is the largest of the form p / 2**24 that fits (exact integer arithmetic, so the
+    same counts give the same result everywhere). When one copy of every distinct word already
+    exceeds the budget, the bound becomes twice that (memory then follows distinct words).
+    Counts already within the budget are returned unchanged (factor 1).
+    """
+    weight: dict[int, int] = {}  # count -> bytes of one copy of all the words with that count
+    for w, c in counts.items():
+        weight[c] = weight.get(c, 0) + len(w.encode("utf-8")) + SPM_BYTES_PER_WORD
+    full = sum(c * b for c, b in weight.items())
+    total = sum(counts.values())
+    if budget_bytes is None or full <= budget_bytes:
+        return Counter(counts), CountScaling(budget_bytes, 1.0, full, full, total, total, 0)
+    floor = sum(weight.values())
+    target = max(budget_bytes, 2 * floor)
+
+    def size(p: int) -> int:
+        return sum(_scaled(c, p) * b for c, b in weight.items())
+
+    lo, hi = 0, 1 << _SCALE_BITS  # size(lo) <= target < size(hi)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if size(mid) <= target:
+            lo = mid
+        else:
+            hi = mid
+    p = max(lo, 1)
+    scaled = Counter({w: _scaled(c, p) for w, c in counts.items()})
+    floored = sum(1 for c in counts.values() if (c * p + (1 << (_SCALE_BITS - 1))) >> _SCALE_BITS < 1)
+    return scaled, CountScaling(
+        budget_bytes=budget_bytes,
+        factor=p / (1 << _SCALE_BITS),
+        seed_text_bytes=full,
+        scaled_seed_text_bytes=size(p),
+        sum_counts=total,
+        scaled_sum_counts=sum(scaled.values()),
+        floored_words=floored,
+    )
 
 
 def required_pieces(counts: Counter[str], user_symbols: list[str], coverage: float, n_meta: int = 4) -> int:
@@ -74,8 +151,6 @@ def _reproducible(data: bytes) -> bytes:
 
 def train_spm(counts: Counter[str], cfg: TrainConfig, progress: bool = False) -> Trained:
     """Train ``cfg.algo`` (unigram or bpe) with the sentencepiece library from word counts."""
-    import sentencepiece as spm
-
     specials = cfg.specials
     user_symbols = [specials.mask]
     if cfg.algo == "unigram" and cfg.punct_pieces and cfg.normalize.space_punctuation:

@@ -8,6 +8,7 @@ exit code 2; ``--debug`` shows the traceback as well. :class:`BiotokGroup` is sh
 from __future__ import annotations
 
 import logging
+import math
 import signal
 import sys
 import threading
@@ -74,6 +75,12 @@ class BiotokGroup(click.Group):
         # non-standalone click returns the command's value, or the code of an explicit ctx.exit()
         sys.exit(code if isinstance(code, int) else 0)
 
+    def add_command(self, cmd: click.Command, name: str | None = None) -> None:
+        """Every command's numbers are checked at the door (:func:`_finite_numbers`)."""
+        super().add_command(cmd, name)
+        if not getattr(cmd.parse_args, "_checks_numbers", False):
+            cmd.parse_args = _finite_numbers(cmd, cmd.parse_args)
+
     def invoke(self, ctx: click.Context) -> Any:
         debug = bool(ctx.meta.get(_DEBUG_KEY))
         handler = _log_to_stderr(debug)
@@ -103,6 +110,27 @@ class BiotokGroup(click.Group):
             click.echo(traceback.format_exc().rstrip(), err=True)
         click.echo(f"{self.prog_name}: error: {message}", err=True)
         ctx.exit(2)
+
+
+def _finite_numbers(cmd: click.Command, parse_args):
+    """``cmd.parse_args`` that refuses, as a usage error naming the option, a float option that is
+    not finite (``--lr inf``, ``--epochs nan``) or an integer beyond 64 bits: no library downstream
+    takes them. Ranges of their own are checked by the configs (:func:`biotok.config.check_range`)."""
+    from biotok.config import INT64_MAX
+
+    def parse(ctx: click.Context, args: list[str]) -> list[str]:
+        rest = parse_args(ctx, args)
+        for param in cmd.params:
+            value = ctx.params.get(param.name)
+            for x in value if isinstance(value, (tuple, list)) else (value,):
+                if isinstance(x, float) and not math.isfinite(x):
+                    raise click.BadParameter(f"{x} is not a finite number", ctx=ctx, param=param)
+                if isinstance(x, int) and not isinstance(x, bool) and abs(x) > INT64_MAX:
+                    raise click.BadParameter(f"{x} is beyond 64 bits", ctx=ctx, param=param)
+        return rest
+
+    parse._checks_numbers = True  # type: ignore[attr-defined]
+    return parse
 
 
 class Terminated(KeyboardInterrupt):

@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import json
 import math
-import sys
+import shlex
 from pathlib import Path
 
 import click
+from click.core import ParameterSource
 
 from biotok.cli.options import (
     batch_size_option,
+    data_dir_option,
     field_option,
     force_option,
     max_lines_option,
@@ -22,17 +24,21 @@ from biotok.cli.options import (
     tokenizer_options,
 )
 from biotok.config import EXAMPLES
+from biotok.corpus import iter_lines
+from biotok.errors import CorpusError
+from biotok.formats import load_many
+from biotok.output import check_writable, check_writable_file
 
 
-def _show_progress(progress: bool | None) -> bool:
-    return sys.stderr.isatty() if progress is None else progress
+_terms_option = click.option(
+    "--terms", type=click.Path(dir_okay=False, path_type=Path), default=None,
+    help="Segment each term of FILE (one per line, optional TAB category), as in the PubMedBERT paper's Table 1 "
+         "(report: on the page and in report.md).")
 
 
 def _evidence_options(f):
     """--entities, --terminology, --data-dir: the biomedical evidence (docs/compare.md)."""
-    f = click.option("--data-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
-                     help="Shared corpora folder, for named --entities datasets and --terminology cim10/atc "
-                          "[default: $BIOTOK_SHARED_DATA/corpora].")(f)
+    f = data_dir_option(f)
     f = click.option("--terminology", metavar="cim10|atc|FILE", default=None,
                      help="Terminology coverage (words kept whole, pieces per term, by category) and morpheme "
                           "alignment on its words: cim10 (42,886 labels), atc (drug names) or a term file.")(f)
@@ -44,14 +50,13 @@ def _evidence_options(f):
 
 def _command_line(ctx: click.Context) -> str:
     """The command as typed, rebuilt from its parameters (options left at their default omitted)."""
-    import shlex
-
     words = ["biotok", *ctx.command_path.split()[1:]]
     for p in ctx.command.params:
         v = ctx.params.get(p.name)
         if isinstance(p, click.Argument):
             words += [str(x) for x in (v if isinstance(v, (list, tuple)) else [v])]
         elif (isinstance(p, click.Option) and v is not None and v != p.get_default(ctx)
+              and ctx.get_parameter_source(p.name) is not ParameterSource.DEFAULT  # e.g. --progress resolved
               and not (p.multiple and not v)):
             if p.is_flag and p.secondary_opts:
                 words.append(p.opts[0] if v else p.secondary_opts[0])
@@ -68,8 +73,7 @@ def _command_line(ctx: click.Context) -> str:
 @click.option("--corpus", "corpus", multiple=True, metavar="PATH",
               help="Measure fragmentation on this corpus (text, .gz/.xz/.bz2, .jsonl, dir, '-'); repeatable.")
 @field_option
-@click.option("--terms", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Segment each term of FILE (one per line, optional TAB category), as in the PubMedBERT paper's Table 1.")
+@_terms_option
 @max_lines_option
 @batch_size_option
 @click.option("--examples", type=click.IntRange(min=0), default=EXAMPLES, show_default=True,
@@ -102,11 +106,9 @@ def compare(tokenizers, corpus, field_name, terms, max_lines, batch_size, exampl
       rel. length     total pieces / total pieces of the first tokenizer
       duplicates      forms present both with and without the word-start marker
     """
-    from biotok.corpus import iter_lines
-    from biotok.formats import load_many
-    from biotok.metrics import read_terms_file
-    from biotok.output import check_writable_file
+    # lazy: numpy and matplotlib (biotok.report, biotok.terminology) stay out of the CLI's start-up
     from biotok.report import compare_tokenizers, plot_comparison
+    from biotok.terminology import read_terms_file
 
     term_pairs = read_terms_file(terms) if terms is not None else None  # fail fast, before any work
     if plot is not None:
@@ -116,7 +118,7 @@ def compare(tokenizers, corpus, field_name, terms, max_lines, batch_size, exampl
         toks, lines=iter_lines(list(corpus), field_name) if corpus else None, corpus=corpus,
         terms=term_pairs, terms_path=None if terms is None else str(terms), examples=examples,
         entities=entities, terminology=terminology, numbers=numbers, data_dir=data_dir,
-        batch_size=batch_size, progress=_show_progress(progress), max_lines=max_lines,
+        batch_size=batch_size, progress=progress, max_lines=max_lines,
     )
     if plot is not None:
         plot_comparison(res, plot)
@@ -133,8 +135,7 @@ def compare(tokenizers, corpus, field_name, terms, max_lines, batch_size, exampl
 @field_option
 @click.option("--out", type=click.Path(path_type=Path), required=True,
               help="Output folder (report.md, report.html, PNGs).")
-@click.option("--terms", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Segment each term of FILE (one per line, optional TAB category) on the page and in report.md.")
+@_terms_option
 @click.option("--sentences", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Also show these sentences (one per line) segmented, after those picked from the corpus.")
 @_evidence_options
@@ -164,11 +165,9 @@ def report(ctx, tokenizers, corpus, field_name, out, terms, sentences, entities,
       biotok report bert camemberta tok/ --corpus held_out.txt --entities quaero --terminology cim10 --out r/
       biotok report tok/ drbert --corpus held_out.jsonl --field text --terms terms.txt --out rep/ --force
     """
-    from biotok.corpus import iter_lines
-    from biotok.formats import load_many
-    from biotok.metrics import read_terms_file
-    from biotok.output import check_writable
+    # lazy: numpy and matplotlib (biotok.report, biotok.terminology) stay out of the CLI's start-up
     from biotok.report import build_report
+    from biotok.terminology import read_terms_file
 
     inputs = [*corpus, *(t for t in tokenizers if Path(t).exists())]  # never replaced by --force
     check_writable(out, force, inputs)  # before loading tokenizers (which may download)
@@ -178,14 +177,12 @@ def report(ctx, tokenizers, corpus, field_name, out, terms, sentences, entities,
     rep = build_report(toks, iter_lines(list(corpus), field_name), out, force=force, inputs=inputs,
                        corpus_label=", ".join(corpus), terms=term_pairs, sentences=given, entities=entities,
                        terminology=terminology, data_dir=data_dir, html=html, command=_command_line(ctx),
-                       batch_size=batch_size, progress=_show_progress(progress), max_lines=max_lines)
+                       batch_size=batch_size, progress=progress, max_lines=max_lines)
     page = f" and {rep.html}" if rep.html else ""
     click.echo(f"report written to {rep.markdown}{page} ({len(rep.figures)} figures)")
 
 
 def _read_sentences(path: Path) -> list[str]:
-    from biotok.errors import CorpusError
-
     try:
         lines = [l.strip() for l in path.read_text(encoding="utf-8").splitlines() if l.strip()]
     except FileNotFoundError:
@@ -226,9 +223,7 @@ def _print_result(res, plot: Path | None) -> None:
     if res.terms is not None:
         _print_terms(res.terms)
     if res.evidence is not None:
-        from biotok.evidence import evidence_markdown
-
-        click.echo("\n" + "\n".join(evidence_markdown(res.evidence)).rstrip())
+        click.echo("\n" + "\n".join(res.evidence.markdown()).rstrip())
     if plot is not None:
         click.echo(f"\nplot written to {plot}")
 

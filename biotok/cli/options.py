@@ -7,12 +7,14 @@ name and document it, so the CLI, the Python API and the docs cannot drift apart
 from __future__ import annotations
 
 import dataclasses
+import sys
 from pathlib import Path
 from typing import Any, Callable
 
 import click
 
 from biotok.config import BATCH_SIZE, NormalizeConfig, TrainConfig
+from biotok.errors import ConfigError
 
 Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
 
@@ -37,6 +39,20 @@ def _stack(*decorators: Decorator) -> Decorator:
     return apply
 
 
+def _when_terminal(ctx: click.Context, param: click.Parameter, value: bool | None) -> bool:
+    """--progress/--no-progress left out: a bar when stderr is a terminal."""
+    return sys.stderr.isatty() if value is None else value
+
+
+def existing_folder(ctx: click.Context, param: click.Parameter, value: Path | None) -> Path | None:
+    """Option callback: a folder option naming no folder is an error at the door (one line, exit 2)."""
+    if value is not None and not Path(value).is_dir():
+        what = "is not a folder" if Path(value).exists() else "does not exist"
+        raise ConfigError(f"--{param.name.replace('_', '-')} {value} {what}")
+    return value
+
+
+# The options of both command lines (biotok and biotok-train), each declared here only.
 field_option = click.option(
     "--field", "field_name", default=default_of(TrainConfig, "field_name"), metavar="NAME",
     help="JSON field holding the text in .jsonl inputs (default: text).",
@@ -44,10 +60,16 @@ field_option = click.option(
 
 force_option = click.option("--force", is_flag=True, help="Replace --out if it exists (a biotok output).")
 
-quiet_option = click.option("--quiet", "-q", is_flag=True, help="No progress bars.")
+quiet_option = click.option("--quiet", "-q", is_flag=True, help="No progress output (bars and lines) on stderr.")
 
 progress_option = click.option(
-    "--progress/--no-progress", default=None, help="Progress bar on stderr (default: when stderr is a terminal)."
+    "--progress/--no-progress", default=None, callback=_when_terminal,
+    help="Progress bar on stderr (default: when stderr is a terminal).",
+)
+
+data_dir_option = click.option(
+    "--data-dir", type=click.Path(file_okay=False, path_type=Path), default=None, callback=existing_folder,
+    help="Folder of the shared corpora: named datasets and terminologies [default: $BIOTOK_SHARED_DATA/corpora].",
 )
 
 max_lines_option = click.option("--max-lines", type=click.IntRange(min=1), default=None,
@@ -55,15 +77,6 @@ max_lines_option = click.option("--max-lines", type=click.IntRange(min=1), defau
 
 batch_size_option = click.option("--batch-size", type=click.IntRange(min=1), default=BATCH_SIZE, show_default=True,
                                  help="Lines per encode_batch call.")
-
-def existing_folder(ctx: click.Context, param: click.Parameter, value: Path | None) -> Path | None:
-    """Option callback: a folder option naming no folder is an error at the door (one line, exit 2)."""
-    if value is not None and not Path(value).is_dir():
-        from biotok.errors import ConfigError
-
-        what = "is not a folder" if Path(value).exists() else "does not exist"
-        raise ConfigError(f"--{param.name.replace('_', '-')} {value} {what}")
-    return value
 
 
 tokenizer_options = _stack(

@@ -9,9 +9,10 @@ import click
 
 from biotok.cli.options import field_option, force_option, normalize_options, progress_option, tokenizer_options
 from biotok import config as _config
-from biotok.config import ALGOS, NormalizeConfig, TrainConfig
-from biotok.cost import CostConfig
-from biotok.sweep import SweepConfig
+from biotok.config import ALGOS, CostConfig, NormalizeConfig, SweepConfig, TrainConfig
+from biotok.corpus import iter_lines
+from biotok.cost import estimate_cost, parse_size, sample_corpus
+from biotok.formats import load_many
 
 _T = TrainConfig()
 _ALGO_CHOICES = tuple(ALGOS) + tuple(getattr(_config, "ALGO_ALIASES", ()))  # e.g. spm-unigram, where defined
@@ -57,8 +58,7 @@ def sweep(corpus, sizes, algo, lower, normalize, unicode, strip_accents, seed, h
     Example:
       biotok sweep corpus.txt.gz --sizes 8000,16000,32000,48000,64000 --lower --out sweep/
     """
-    import sys
-
+    # lazy: numpy and matplotlib (biotok.sweep) stay out of the CLI's start-up
     from biotok.sweep import sweep as run_sweep
 
     norm = NormalizeConfig.from_switches(lowercase=lower, normalize=normalize, unicode=unicode,
@@ -66,7 +66,7 @@ def sweep(corpus, sizes, algo, lower, normalize, unicode, strip_accents, seed, h
     cfg = SweepConfig(sizes=sizes, hidden_size=hidden_size, heldout_fraction=heldout_fraction)
     r = run_sweep(list(corpus), out, cfg, TrainConfig(algo=algo, normalize=norm, seed=seed),
                   eval_corpus=list(eval_corpus) or None, field_name=field_name, force=force,
-                  progress=sys.stderr.isatty() if progress is None else progress)
+                  progress=progress)
     for p in r.points:
         mark = "  <- knee" if p.vocab_size == r.knee else ""
         click.echo(f"{p.vocab_size:>8,}  fertility {p.fertility:.3f}  pieces/line {p.mean_sequence_length:7.1f}  "
@@ -114,9 +114,7 @@ def cost(tokenizers, corpus, corpus_size, tokens_per_second, gpus, epochs, batch
     Example:
       biotok cost tok/ camemberta --corpus sample.txt --corpus-size 7GB --tokens-per-second 90000 --gpus 8
     """
-    from biotok.corpus import iter_lines
-    from biotok.cost import estimate_cost, parse_size, sample_corpus
-    from biotok.formats import load_many
+    # lazy: numpy (biotok.report) stays out of the CLI's start-up
     from biotok.report import json_safe
 
     cfg = CostConfig(epochs=epochs, batch_size=batch_size, seq_len=seq_len, tokens_per_second=tokens_per_second,

@@ -9,6 +9,10 @@ import click
 
 from biotok.cli.options import field_option, force_option, normalize_options, quiet_option
 from biotok.config import ALGO_ALIASES, ALGOS, BACKEND_NAMES, NormalizeConfig, TrainConfig
+from biotok.counting import count_corpus, save_counts
+from biotok.errors import CorpusError
+from biotok.output import check_writable_file
+from biotok.train import default_out, train_tokenizer
 
 _T = TrainConfig()
 
@@ -82,8 +86,6 @@ def train(corpus, algo, backend, vocab_size, lower, normalize, unicode, strip_ac
       biotok count shard1.txt --lower --out s1.tsv      # one per shard / job
       biotok train --from-counts s1.tsv s2.tsv --lower  # the counts add up
     """
-    from biotok.train import default_out, train_tokenizer
-
     if verbose:
         logging.getLogger("biotok").setLevel(logging.DEBUG)
     norm = NormalizeConfig.from_switches(lowercase=lower, normalize=normalize, unicode=unicode,
@@ -117,10 +119,6 @@ def count(corpus, out, lower, normalize, unicode, strip_accents, field_name, wor
     \b
       biotok count corpus.txt.gz --lower --out counts.tsv
     """
-    from biotok.counting import count_corpus, save_counts
-    from biotok.errors import CorpusError
-    from biotok.output import check_writable_file
-
     to_stdout = str(out) == "-"
     if not to_stdout:
         check_writable_file(out, force, corpus)  # fail before reading the corpus

@@ -16,6 +16,7 @@ import socket
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlparse
 
 from biotok import datadir
 from biotok.errors import TokenizerLoadError
@@ -137,6 +138,7 @@ def _hint(alias: Alias, base: Path | None) -> str:
 
 def _from_cache(repo_id: str) -> Path | None:
     """The cached snapshot directory holding a complete file set of ``repo_id``, without network."""
+    # lazy: huggingface_hub's client (requests, 100+ ms) only when a Hub alias is resolved
     from huggingface_hub import try_to_load_from_cache
 
     for fs in FILE_SETS:
@@ -150,8 +152,6 @@ def hub_reachable(timeout: float = 3.0) -> bool:
     """True when the Hub host name resolves (a quick check, so offline runs fail at once)."""
     if os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes", "on"):
         return False
-    from urllib.parse import urlparse
-
     host = urlparse(os.environ.get("HF_ENDPOINT", "https://huggingface.co")).hostname or "huggingface.co"
     result: list[bool] = []
 
@@ -175,6 +175,7 @@ def _download(alias: Alias, base: Path | None) -> Path:
             f"alias {alias.name!r} is the Hub tokenizer {alias.repo_id}, which is not in the local "
             f"cache and the Hub is unreachable (offline): {_hint(alias, base)}"
         )
+    # lazy: huggingface_hub's client (requests, 100+ ms) only when a tokenizer is downloaded
     from huggingface_hub import HfApi, hf_hub_download
 
     try:

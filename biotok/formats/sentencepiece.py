@@ -27,6 +27,7 @@ NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE = 1, 2, 3, 4, 5, 6
 
 def read_model_proto(model: str | os.PathLike[str] | bytes) -> Any:
     """Parse a SentencePiece model (path or serialized bytes) into its protobuf message."""
+    # lazy: protobuf (sentencepiece_model_pb2) only when a .model file is read
     from sentencepiece import sentencepiece_model_pb2 as pb
 
     if isinstance(model, (str, os.PathLike)):

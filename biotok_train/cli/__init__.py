@@ -3,8 +3,8 @@
 A thin layer over the Python API (:mod:`biotok_train`); every BiotokError becomes one line
 ``biotok-train: error: ...`` on stderr and exit 2 (``--debug`` adds the traceback).
 Pretraining commands live in :mod:`biotok_train.cli.pretrain`, fine-tuning on any task and
-benchmark suites in :mod:`biotok_train.cli.finetune`, evaluation and ablation commands in
-:mod:`biotok_train.cli.eval`.
+benchmark suites in :mod:`biotok_train.cli.finetune`, evaluation commands in
+:mod:`biotok_train.cli.eval`, ``ablate`` in :mod:`biotok_train.cli.ablate`.
 """
 
 from __future__ import annotations
@@ -15,9 +15,11 @@ import click
 
 from biotok._version import __version__
 from biotok.cli import BiotokGroup
+from biotok_train.cli.ablate import COMMANDS as ABLATE_COMMANDS
 from biotok_train.cli.eval import COMMANDS as EVAL_COMMANDS
 from biotok_train.cli.finetune import COMMANDS as FINETUNE_COMMANDS
 from biotok_train.cli.pretrain import COMMANDS as PRETRAIN_COMMANDS
+from biotok_train.cli.probe import COMMANDS as PROBE_COMMANDS
 from biotok_train.cli.transfer import COMMANDS as TRANSFER_COMMANDS
 
 
@@ -33,7 +35,8 @@ def main() -> None:
     """
 
 
-for _command in (*PRETRAIN_COMMANDS, *TRANSFER_COMMANDS, *FINETUNE_COMMANDS, *EVAL_COMMANDS):
+for _command in (*PRETRAIN_COMMANDS, *TRANSFER_COMMANDS, *FINETUNE_COMMANDS, *EVAL_COMMANDS, *ABLATE_COMMANDS,
+                 *PROBE_COMMANDS):
     main.add_command(_command)
 
 __all__ = ["main"]

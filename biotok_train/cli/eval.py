@@ -1,4 +1,7 @@
-"""``biotok-train ner | classify | eval-mlm | fill-mask | ablate``: thin wrappers over the Python API.
+"""``biotok-train ner | classify | eval-mlm | fill-mask``: thin wrappers over the Python API.
+
+``ner`` and ``classify`` are aliases of ``finetune --task`` (kept for their short names and
+scripts that use them); every task, named or a user's files, runs through ``finetune``.
 
 torch and transformers are imported inside the commands, so ``--help`` stays fast.
 """
@@ -9,73 +12,77 @@ from pathlib import Path
 
 import click
 
-from biotok.cli.options import default_of
 from biotok.errors import ConfigError
-from biotok_train.ablate import TRANSFER_METHODS, AblationConfig
-from biotok_train.cli.options import (
-    GreedyOption, data_dir_option, finetune_config, finetune_options, force_option, param_default, quiet_option,
-)
-from biotok_train.config import FinetuneConfig
-from biotok_train.datasets.registry import CLS_DATASETS, DATASETS
+from biotok.cli.options import data_dir_option, field_option, force_option, quiet_option
+from biotok_train.cli.finetune import finetune_cmd
+from biotok_train.cli.options import finetune_options, param_default
+from biotok_train.tasks import TASKS
 from biotok_train.evaluate.fillmask import fill_mask
 from biotok_train.evaluate.masked_words import eval_mlm
 
 
-def _ab(name: str):
-    return default_of(AblationConfig, name)
+def _alias(ctx: click.Context, task_type: str, model: str, data: str, **options) -> None:
+    """Run ``finetune MODEL --task DATA`` with the same options, after checking that DATA is a
+    task of ``task_type`` (a named one, or for ner a BIO path)."""
+    spec = TASKS.get(data)
+    if spec is None and task_type != "ner":
+        names = ", ".join(n for n, t in TASKS.items() if t.task_type == task_type)
+        raise ConfigError(f"unknown {task_type} task {data!r} (one of {names}; or use biotok-train finetune)")
+    if spec is not None and spec.task_type != task_type:
+        raise ConfigError(f"{data!r} is a {spec.task_type} task, not {task_type}: "
+                          f"use biotok-train finetune --task {data}")
+    sub = finetune_cmd.make_context("finetune", ["--task", data, "--", model], parent=ctx)  # its defaults
+    sub.params.update(options)
+    with sub:
+        finetune_cmd.invoke(sub)
 
 
 @click.command("ner")
 @click.argument("model")
-@click.option("--data", required=True, metavar="NAME|PATH", help=f"{', '.join(DATASETS)}, or a BIO file/folder.")
+@click.option("--data", required=True, metavar="NAME|PATH",
+              help=f"A named NER task ({', '.join(n for n, t in TASKS.items() if t.task_type == 'ner')}), "
+                   "or a BIO file/folder.")
 @data_dir_option
 @finetune_options
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Write results.json and test_predictions.tsv here.")
+              help="Write results.json, predictions.jsonl and test_predictions.tsv here.")
 @force_option
 @quiet_option
-def ner(model, data, data_dir, out, force, quiet, **recipe) -> None:
-    """Fine-tune MODEL for NER and score test with seqeval (entity level, strict IOB2).
+@click.pass_context
+def ner(ctx, model, data, **options) -> None:
+    """Alias of `finetune MODEL --task DATA` for NER tasks: seqeval entity F1 (strict IOB2) on test.
 
     \b
     Example:  biotok-train ner runs/bert-tiny --data quaero-medline --epochs 3 --out results/ner
     """
-    from biotok_train.datasets.registry import load_dataset
-    from biotok_train.finetune import finetune, format_result
-
-    result = finetune(model, load_dataset(data, data_dir), finetune_config(**recipe), out, force=force,
-                      progress=not quiet)
-    click.echo(format_result(result))
+    _alias(ctx, "ner", model, data, **options)
 
 
 @click.command("classify")
 @click.argument("model")
-@click.option("--data", default=CLS_DATASETS[0], show_default=True, metavar="NAME",
-              help="frenchmedmcqa-nbr: number of correct answers (1-5) of a FrenchMedMCQA question.")
+@click.option("--data", default="frenchmedmcqa-nbr", show_default=True, metavar="NAME",
+              help="A named classification task: frenchmedmcqa-nbr, the number of correct answers (1-5) of a "
+                   "FrenchMedMCQA question.")
 @data_dir_option
 @finetune_options
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Write results.json and test_predictions.tsv here.")
+              help="Write results.json, predictions.jsonl and test_predictions.tsv here.")
 @force_option
 @quiet_option
-def classify(model, data, data_dir, out, force, quiet, **recipe) -> None:
-    """Fine-tune MODEL on a sentence-level classification task: accuracy and macro-F1 on test.
+@click.pass_context
+def classify(ctx, model, data, **options) -> None:
+    """Alias of `finetune MODEL --task DATA` for single-label classification tasks.
 
     \b
     Example:  biotok-train classify runs/bert-tiny --data frenchmedmcqa-nbr --out results/mcqa
     """
-    from biotok_train.datasets.registry import load_cls_dataset
-    from biotok_train.finetune import finetune, format_result
-
-    result = finetune(model, load_cls_dataset(data, data_dir), finetune_config(**recipe), out, force=force,
-                      progress=not quiet)
-    click.echo(format_result(result))
+    _alias(ctx, "classify", model, data, **options)
 
 
 @click.command("eval-mlm")
 @click.argument("model")
 @click.option("--corpus", "corpus", multiple=True, required=True, help="Text file(s), .gz/.xz, .jsonl (repeatable).")
-@click.option("--field", "field_name", default=None, metavar="NAME", help="JSON field of .jsonl inputs.")
+@field_option
 @click.option("--n-words", type=int, default=param_default(eval_mlm, "n_words"), show_default=True,
               help="Words to sample and score.")
 @click.option("--seed", type=int, default=param_default(eval_mlm, "seed"), show_default=True,
@@ -123,80 +130,4 @@ def fill_mask_cmd(model, text, top_k, cloze) -> None:
         click.echo(format_fillers(text, fill_mask(*load_mlm(model), text, top_k)))
 
 
-def _sizes(ctx, param, value) -> tuple[str, ...]:
-    """--sizes tiny,small or --sizes tiny small (or repeated)."""
-    return tuple(x for v in value for x in str(v).split(",") if x)
-
-
-@click.command("ablate")
-@click.option("--tokenizers", "tokenizers", cls=GreedyOption, multiple=True, required=True,
-              help="Tokenizer dirs/files/aliases; the first is the reference (repeat, or several after one option).")
-@click.option("--corpus", "corpus", cls=GreedyOption, multiple=True, required=True, help="Pretraining corpus file(s).")
-@click.option("--field", "field_name", default=None, metavar="NAME", help="JSON field of .jsonl inputs.")
-@click.option("--task", "tasks", cls=GreedyOption, multiple=True, default=_ab("tasks"), show_default=True,
-              help="Fine-tuning task: a registered dataset name or a BIO path (repeatable).")
-@data_dir_option
-@click.option("--sizes", "--size", "sizes", cls=GreedyOption, multiple=True, default=_ab("sizes"), show_default=True,
-              callback=_sizes, help="Model sizes, e.g. tiny,small (Kendall τ of the rankings across them).")
-@click.option("--budget", type=int, default=_ab("budget"), show_default=True, help="Pretraining steps of every arm.")
-@click.option("--batch-size", type=int, default=_ab("batch_size"), show_default=True, help="Pretraining batch.")
-@click.option("--seq-len", type=int, default=_ab("seq_len"), show_default=True, help="Pretraining sequence length.")
-@click.option("--lr", type=float, default=_ab("lr"), show_default=True, help="Pretraining lr.")
-@click.option("--pretrain-seeds", "pretrain_seeds", cls=GreedyOption, multiple=True, type=int,
-              default=_ab("pretrain_seeds"), show_default=True, help="Pretraining seeds (one model each).")
-@click.option("--seeds", "seeds", cls=GreedyOption, multiple=True, type=int, default=_ab("seeds"), show_default=True,
-              help="Fine-tuning seeds (one run per pretraining seed and task each).")
-@click.option("--ft-epochs", "--ner-epochs", "ft_epochs", type=int, default=default_of(FinetuneConfig, "epochs"),
-              show_default=True, help="Fine-tuning epochs.")
-@click.option("--ft-lr", "--ner-lr", "ft_lr", type=float, default=default_of(FinetuneConfig, "lr"), show_default=True,
-              help="Fine-tuning peak lr.")
-@click.option("--ft-batch-size", type=int, default=default_of(FinetuneConfig, "batch_size"), show_default=True,
-              help="Fine-tuning batch.")
-@click.option("--ft-max-steps", "--ner-max-steps", "ft_max_steps", type=int,
-              default=default_of(FinetuneConfig, "max_steps"), show_default=True, help="Cap on fine-tuning steps (0: none).")
-@click.option("--n-words", type=int, default=_ab("n_words"), show_default=True, help="eval-mlm words.")
-@click.option("--no-floor", is_flag=True, help="Skip the random-init floors.")
-@click.option("--n-resamples", type=int, default=_ab("n_resamples"), show_default=True, help="Bootstrap resamples.")
-@click.option("--arms", "arms", cls=GreedyOption, multiple=True, default=_ab("arms"), show_default=True,
-              callback=_sizes, help="How each model starts: scratch, continual, transfer (comma list; the last two need --base).")
-@click.option("--base", type=click.Path(path_type=str), default=None, metavar="MODEL_DIR",
-              help="A Hugging Face masked LM with its tokenizer: continual continues it, transfer moves it to each "
-                   "tokenizer, scratch takes its architecture.")
-@click.option("--transfer-method", type=click.Choice(TRANSFER_METHODS), default=_ab("transfer_method"),
-              show_default=True, help="How the transfer arm builds the rows of new pieces.")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True)
-@quiet_option
-def ablate_cmd(tokenizers, corpus, field_name, tasks, data_dir, sizes, budget, batch_size, seq_len, lr, pretrain_seeds,
-               seeds, ft_epochs, ft_lr, ft_batch_size, ft_max_steps, n_words, no_floor, n_resamples, arms, base,
-               transfer_method, out, quiet) -> None:
-    """Which vocabulary wins: the same budget for each tokenizer, seeds, floors, intervals, verdicts.
-
-    Per size and tokenizer: pretrain, eval-mlm and fine-tune every --task for each seed pair,
-    plus a random-init floor; ablation.md gives mean ± std, paired bootstrap intervals against
-    the first tokenizer and a verdict per cell. Resumable: finished parts are reused.
-
-    With --base MODEL_DIR and --arms scratch,continual,transfer (PubMedBERT's Table 9): the
-    base continued with its own vocabulary (the reference), and per tokenizer the base moved to
-    it and continued, and its architecture trained from scratch with it; all on the same budget.
-
-    \b
-    Example:  biotok-train ablate --tokenizers tokA/ tokB/ --corpus corpus.txt --task e3c \\
-                --sizes tiny,small --seeds 0 1 --out ablation/
-              biotok-train ablate --tokenizers tok-clinical/ --corpus cases.txt --task e3c \\
-                --base camembert-base/ --arms scratch,continual,transfer --out table9/
-    """
-    from biotok_train.ablate import run_ablation
-
-    cfg = AblationConfig(
-        tokenizers=tuple(tokenizers), corpus=tuple(corpus), field_name=field_name, tasks=tuple(tasks),
-        data_dir=str(data_dir) if data_dir else None, sizes=tuple(sizes), budget=budget, batch_size=batch_size,
-        seq_len=seq_len, lr=lr, pretrain_seeds=tuple(pretrain_seeds), seeds=tuple(seeds), n_words=n_words,
-        floor=not no_floor, n_resamples=n_resamples, arms=tuple(arms), base=base, transfer_method=transfer_method,
-        finetune=FinetuneConfig(epochs=ft_epochs, lr=ft_lr, batch_size=ft_batch_size, max_steps=ft_max_steps),
-    )
-    report = run_ablation(cfg, out, progress=not quiet)
-    click.echo(report.markdown)
-    click.echo(f"wrote {report.markdown_path}, {report.json_path} and {report.png_path}", err=True)
-
-
-COMMANDS = (ner, classify, eval_mlm_cmd, fill_mask_cmd, ablate_cmd)
+COMMANDS = (ner, classify, eval_mlm_cmd, fill_mask_cmd)

@@ -2,30 +2,24 @@
 
 Thin wrappers over :func:`biotok_train.finetune.finetune` and
 :func:`biotok_train.evaluate.bench.run_bench`; every default is a config field
-(:class:`~biotok_train.config.FinetuneConfig`, :class:`~biotok_train.evaluate.bench.BenchConfig`).
+(:class:`~biotok_train.config.FinetuneConfig`, :class:`~biotok_train.config.BenchConfig`).
 torch and transformers are imported inside the commands, so ``--help`` stays fast.
 """
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 
 import click
 
-from biotok.cli.options import default_of
+from biotok.cli.options import data_dir_option, default_of, force_option, progress_option, quiet_option
 from biotok.errors import ConfigError
-from biotok_train.cli.options import (
-    GreedyOption, data_dir_option, finetune_options, force_option, quiet_option, recipe_options, stack,
-)
-from biotok_train.config import RELATION_INPUTS, SCHEMES, FinetuneConfig
-from biotok_train.datasets.examples import TASK_TYPES
-from biotok_train.datasets.tasks import SUITES
-from biotok_train.evaluate.bench import BenchConfig
+from biotok_train.cli.options import GreedyOption, finetune_options, recipe_options, stack
+from biotok_train.config import RELATION_INPUTS, SCHEMES, SUITES, BenchConfig, FinetuneConfig
+from biotok_train.tasks.examples import TASK_TYPES
 
 
-def _ft(name: str):
-    return default_of(FinetuneConfig, name)
+_FT = FinetuneConfig()  # the defaults, its optimizer's included
 
 
 def _floats(ctx, param, value: str | None) -> tuple[float, ...]:
@@ -38,17 +32,17 @@ def _floats(ctx, param, value: str | None) -> tuple[float, ...]:
 
 
 task_options = stack(
-    click.option("--scheme", type=click.Choice(SCHEMES), default=_ft("scheme"), show_default=True,
+    click.option("--scheme", type=click.Choice(SCHEMES), default=_FT.scheme, show_default=True,
                  help="NER tags the model learns (scored as IOB2 entities either way)."),
-    click.option("--relation-input", type=click.Choice(RELATION_INPUTS), default=_ft("relation_input"),
+    click.option("--relation-input", type=click.Choice(RELATION_INPUTS), default=_FT.relation_input,
                  show_default=True, help="Relations: BLURB's entity masks, or [E1]..[/E1] marker tokens."),
-    click.option("--layer-decay", type=float, default=_ft("layer_decay"), show_default=True,
+    click.option("--layer-decay", type=float, default=_FT.optim.layer_decay, show_default=True,
                  help="Layer-wise lr decay (ELECTRA): layer l of L gets lr*decay^(L+1-l); 1: off."),
     click.option("--lr-grid", callback=_floats, default=None, metavar="LR,LR,...",
                  help="Several peak lrs, one run each, the best dev score kept (e.g. 1e-5,3e-5,5e-5)."),
-    click.option("--train-fraction", type=float, default=_ft("train_fraction"), show_default=True,
+    click.option("--train-fraction", type=float, default=_FT.train_fraction, show_default=True,
                  help="Share of the training examples used (few-shot curves; a fixed subset)."),
-    click.option("--threshold", type=float, default=_ft("threshold"),
+    click.option("--threshold", type=float, default=_FT.threshold,
                  help="Sigmoid threshold of multi-label / multiple-choice decisions [default: the task's, "
                  "0.70 MORFITT, else 0.5]."),
 )
@@ -59,16 +53,11 @@ cache_option = click.option(
 )
 
 
-def recipe(**values) -> FinetuneConfig:
-    """A FinetuneConfig from the command's recipe and task options (the names of its fields)."""
-    names = {f.name for f in dataclasses.fields(FinetuneConfig)}
-    return FinetuneConfig(**{k: v for k, v in values.items() if k in names})
-
-
 @click.command("finetune")
 @click.argument("model")
-@click.option("--task", "task_name", default=None, metavar="NAME",
-              help="A named task (biotok-train finetune --list shows them), e.g. chemprot, hoc, frenchmedmcqa.")
+@click.option("--task", "task_name", default=None, metavar="NAME|PATH",
+              help="A named task (biotok-train finetune --list shows them), e.g. chemprot, hoc, frenchmedmcqa; "
+                   "or a BIO file/folder (NER).")
 @click.option("--task-type", type=click.Choice(TASK_TYPES), default=None,
               help="Your own files instead of --task: the task type of --train/--dev/--test.")
 @click.option("--train", "train_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
@@ -88,8 +77,9 @@ def recipe(**values) -> FinetuneConfig:
               help="Write results.json, predictions.jsonl (and test_predictions.tsv) here.")
 @force_option
 @quiet_option
+@progress_option
 def finetune_cmd(model, task_name, task_type, train_file, dev_file, test_file, labels, list_tasks, data_dir, cache,
-                 out, force, quiet, **options) -> None:
+                 out, force, quiet, progress, **options) -> None:
     """Fine-tune MODEL on a named task, or on your own files, and score test with the task's metric.
 
     \b
@@ -98,31 +88,29 @@ def finetune_cmd(model, task_name, task_type, train_file, dev_file, test_file, l
       biotok-train finetune runs/bert-tiny --task hoc --lr-grid 1e-5,3e-5,5e-5
       biotok-train finetune runs/bert-tiny --task-type classify --train tr.tsv --dev dv.tsv --test te.tsv
     """
-    from biotok_train.datasets.tasks import TASKS
+    from biotok_train.tasks import TASKS, load
 
     if list_tasks:
         for spec in TASKS.values():
             click.echo(f"{spec.name:<20}{spec.suite or '-':<7}{spec.task_type:<17}{spec.metric:<24}{spec.description}")
         return
-    cfg = recipe(**options)  # options are checked before any data is read
+    cfg = FinetuneConfig.from_options(**options)  # options are checked before any data is read
     if (task_name is None) == (task_type is None):
         raise ConfigError("give --task NAME, or --task-type TYPE with --train, --dev and --test (one of the two)")
     if task_type is not None:
-        from biotok_train.datasets.plain import load_plain
-
         missing = [f"--{n}" for n, f in (("train", train_file), ("dev", dev_file), ("test", test_file)) if f is None]
         if missing:
             raise ConfigError(f"--task-type needs {', '.join(missing)}")
         names = [x.strip() for x in labels.split(",") if x.strip()] if labels else None
-        dataset = load_plain(task_type, train_file, dev_file, test_file, names,
-                             name=Path(train_file).resolve().parent.name or task_type)
+        dataset = load((train_file, dev_file, test_file), task_type=task_type, labels=names)
     else:
         if train_file or dev_file or test_file or labels:
             raise ConfigError("--train/--dev/--test/--labels go with --task-type, not with --task")
         dataset = task_name
     from biotok_train.finetune import finetune, format_result
 
-    result = finetune(model, dataset, cfg, out, data_dir=data_dir, cache=cache, force=force, progress=not quiet)
+    result = finetune(model, dataset, cfg, out, data_dir=data_dir, cache=cache, force=force, progress=not quiet,
+                      bar=progress)
     click.echo(format_result(result))
 
 
@@ -142,7 +130,8 @@ def finetune_cmd(model, task_name, task_type, train_file, dev_file, test_file, l
               help="Write bench.md, bench.json, bench.png and runs/ here.")
 @force_option
 @quiet_option
-def bench_cmd(model, suite, seeds, tasks, data_dir, cache, out, force, quiet, **options) -> None:
+@progress_option
+def bench_cmd(model, suite, seeds, tasks, data_dir, cache, out, force, quiet, progress, **options) -> None:
     """Fine-tune MODEL on a suite's tasks over seeds: each task's benchmark score and the suite score.
 
     The suite score is the BLURB one: the mean of the task scores within each family (NER,
@@ -155,8 +144,9 @@ def bench_cmd(model, suite, seeds, tasks, data_dir, cache, out, force, quiet, **
     """
     from biotok_train.evaluate.bench import format_bench, run_bench
 
-    cfg = BenchConfig(suite=suite, seeds=tuple(seeds), tasks=tuple(tasks), finetune=recipe(**options))
-    result = run_bench(model, cfg, out, data_dir=data_dir, cache=cache, force=force, progress=not quiet)
+    cfg = BenchConfig(suite=suite, seeds=tuple(seeds), tasks=tuple(tasks), finetune=FinetuneConfig.from_options(**options))
+    result = run_bench(model, cfg, out, data_dir=data_dir, cache=cache, force=force, progress=not quiet,
+                       bar=progress)
     click.echo(format_bench(result))
     click.echo(f"wrote {Path(out) / 'bench.md'}, bench.json, bench.png and runs/", err=True)
 

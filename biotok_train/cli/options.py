@@ -71,6 +71,7 @@ _rest = (
     click.option("--threads", type=int, default=_FT.threads, show_default=True,
                  help="torch CPU threads for the run; 0: torch's default. On a shared CPU one thread per "
                  "process did 3-4x more work per CPU-second than two."),
+    report_to_option,
 )
 finetune_options = stack(*_epochs_lr, _seed_option, *_rest)
 recipe_options = stack(*_epochs_lr, *_rest)

@@ -5,16 +5,15 @@ from __future__ import annotations
 
 import click
 
-from biotok.cli.options import default_of
-from biotok_train.cli.options import force_option
-from biotok_train.transfer import METHODS, TransferConfig
+from biotok.cli.options import default_of, force_option
+from biotok_train.config import TRANSFER_METHODS, TransferConfig
 
 
 @click.command("transfer")
 @click.argument("model", type=click.Path(path_type=str))
 @click.option("--tokenizer", "-t", "new_tokenizer", required=True, metavar="NEW",
               help="The new vocabulary: any tokenizer biotok loads (directory, file or alias).")
-@click.option("--method", type=click.Choice(METHODS), default=default_of(TransferConfig, "method"), show_default=True,
+@click.option("--method", type=click.Choice(TRANSFER_METHODS), default=default_of(TransferConfig, "method"), show_default=True,
               help="fvt: rows not shared are the mean of the old rows of their old segmentation; "
                    "random: the model's initializer (the control arm).")
 @click.option("--seed", type=int, default=default_of(TransferConfig, "seed"), show_default=True,
@@ -25,7 +24,8 @@ def transfer_cmd(model, new_tokenizer, method, seed, out, force):
     """Rebuild MODEL's embeddings, tied output layer and MLM bias for the NEW vocabulary.
 
     MODEL is a Hugging Face masked-LM directory with its tokenizer (BERT, RoBERTa/CamemBERT,
-    ALBERT; ELECTRA discriminator with generator/). A NEW piece spelled like an old one (same
+    ALBERT; ELECTRA discriminator with generator/), or a bare encoder (BertModel, RobertaModel,
+    a sentence-transformers folder): its masked-LM head is created first. A NEW piece spelled like an old one (same
     form and word-start status) keeps the old row; special tokens map by role; the other rows
     are composed (fvt) or random. The result loads with AutoModelForMaskedLM/AutoTokenizer.
 

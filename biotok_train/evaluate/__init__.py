@@ -9,6 +9,3 @@ from biotok_train.evaluate.masked_words import (
 
 __all__ = ["KS", "MlmResult", "WordSample", "eval_mlm", "format_mlm", "masked_word_accuracy", "sample_words",
            "samples_sha"]
-from biotok_train._verbs import make_verb  # noqa: E402
-
-make_verb(__name__, "biotok_train.evaluate.masked_words:eval_mlm")  # biotok_train.X(...) calls it

@@ -51,11 +51,16 @@ def fill_mask(model, tok: BiotokTokenizer, text: str, k: int = 5) -> list[list[F
             positions.append(len(ids))
             ids.append(tok.mask_id)
     ids.append(end_id)
+    positions_max = getattr(model.config, "max_position_embeddings", None)
+    if positions_max is not None and len(ids) > positions_max:
+        raise ConfigError(f"the text is {len(ids)} pieces long, more than the model's {positions_max} "
+                          "positions: shorten it around the mask")
     with torch.no_grad():
         device = next(model.parameters()).device
         logits = model(input_ids=torch.tensor([ids], device=device)).logits[0]
     probs = torch.softmax(logits[positions].float(), dim=-1)
     probs[:, sorted(tok.special_ids)] = 0.0
+    k = min(k, probs.shape[-1] - len(tok.special_ids))  # --top-k beyond the vocabulary: every piece
     out = []
     for row in probs:
         top = row.topk(k)

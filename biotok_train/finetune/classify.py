@@ -14,9 +14,10 @@ from typing import Sequence
 
 from biotok.tokenizer import BiotokTokenizer
 from biotok_train.config import FinetuneConfig
-from biotok_train.datasets.mcqa import ClsDataset, TextExample
+from biotok_train.tasks.examples import ClassifyExample, TaskData
 from biotok_train.finetune.common import Metric, add_benchmark, example_id
-from biotok_train.finetune.engine import FinetuneResult, Scores, fit, label_kwargs, pad_rows
+from biotok_train.finetune.batches import pad_rows
+from biotok_train.finetune.engine import FinetuneResult, Scores, fit, label_kwargs
 from biotok_train.hf_models import frame_ids
 
 
@@ -69,7 +70,7 @@ class ClassifyTask:
         """The model input of each example (here its text)."""
         return [e.text for e in examples]
 
-    def encode(self, tok: BiotokTokenizer, examples: Sequence[TextExample], labels: list[str], max_length: int) -> list:
+    def encode(self, tok: BiotokTokenizer, examples: Sequence[ClassifyExample], labels: list[str], max_length: int) -> list:
         lid = {l: i for i, l in enumerate(labels)}
         rows = encode_texts(tok, self.texts(examples), max_length)
         return [_Row(r, lid[e.label]) for r, e in zip(rows, examples)]
@@ -81,22 +82,22 @@ class ClassifyTask:
         return {"input_ids": ids, "attention_mask": mask,
                 "labels": torch.tensor([f.label for f in features], dtype=torch.long)}
 
-    def decode(self, examples: Sequence[TextExample], features: Sequence[_Row], logits: list,
+    def decode(self, examples: Sequence[ClassifyExample], features: Sequence[_Row], logits: list,
                labels: list[str]) -> list:
         return [labels[int(row.argmax(-1))] for row in logits]
 
-    def score(self, examples: Sequence[TextExample], predictions: list, labels: list[str]) -> Scores:
+    def score(self, examples: Sequence[ClassifyExample], predictions: list, labels: list[str]) -> Scores:
         acc, rep = cls_report([e.label for e in examples], predictions, labels)
         metrics = {"accuracy": acc, "macro_f1": float(rep["macro avg"]["f1-score"])}
         add_benchmark(metrics, self.bench, self.name, examples, predictions)
         return Scores(metrics, rep)
 
-    def prediction_rows(self, examples: Sequence[TextExample], predictions: list) -> list[dict]:
+    def prediction_rows(self, examples: Sequence[ClassifyExample], predictions: list) -> list[dict]:
         """predictions.jsonl: id, gold label, predicted label."""
         return [{"id": example_id(e, i), "gold": e.label, "pred": p}
                 for i, (e, p) in enumerate(zip(examples, predictions))]
 
-    def write_predictions(self, path: Path, examples: Sequence[TextExample], predictions: list) -> None:
+    def write_predictions(self, path: Path, examples: Sequence[ClassifyExample], predictions: list) -> None:
         """source, gold, predicted."""
         with open(path, "w", encoding="utf-8") as f:
             for e, p in zip(examples, predictions):
@@ -105,14 +106,14 @@ class ClassifyTask:
 
 def finetune_cls(
     model_path: str | os.PathLike[str],
-    dataset: ClsDataset,
+    dataset: TaskData,
     config: FinetuneConfig = FinetuneConfig(),
     out: str | os.PathLike[str] | None = None,
     *,
     force: bool = False,
     progress: bool = True,
 ) -> FinetuneResult:
-    """Sequence classification on a :class:`~biotok_train.datasets.ClsDataset` with the engine's
+    """Sequence classification on a :class:`~biotok_train.tasks.TaskData` with the engine's
     recipe; writes results.json and test_predictions.tsv to ``out``."""
     return fit(model_path, ClassifyTask(), dataset, config, out, force=force, progress=progress)
 

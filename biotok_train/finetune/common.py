@@ -24,7 +24,7 @@ class Metric:
 
     def score(self, task_type: str, examples: Sequence, predictions: Sequence) -> Score:
         """The metric of ``predictions`` against the examples' gold targets (HoC: rows grouped by abstract)."""
-        from biotok_train.datasets.tasks import targets
+        from biotok_train.tasks import targets
 
         opts = dict(self.options)
         if self.name == "hoc_f1":

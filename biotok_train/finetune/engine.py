@@ -15,6 +15,7 @@ task's own instead of the head's, e.g. binary decisions over multiple-choice opt
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import math
@@ -29,6 +30,7 @@ from biotok.errors import ConfigError
 from biotok.output import atomic_directory, check_writable
 from biotok.tokenizer import BiotokTokenizer
 from biotok_train.config import FinetuneConfig
+from biotok_train.finetune.batches import EVAL_BATCH_FACTOR, Progress, Threads, feature_length, length_grouped_order
 from biotok_train.hf_models import best_device, frame_ids, load_model, load_model_tokenizer
 
 log = logging.getLogger(__name__)
@@ -93,48 +95,6 @@ def label_kwargs(labels: list[str]) -> dict:
             "label2id": {l: i for i, l in enumerate(labels)}}
 
 
-def pad_rows(rows: Sequence[Sequence[int]], pad_id: int):
-    """(input_ids, attention_mask): ``rows`` right-padded to the longest of them (not to
-    ``max_length``), as long tensors built in one call each."""
-    import torch
-
-    width = max(len(r) for r in rows)
-    ids = torch.tensor([[*r, *([pad_id] * (width - len(r)))] for r in rows], dtype=torch.long)
-    mask = torch.tensor([[1] * len(r) + [0] * (width - len(r)) for r in rows], dtype=torch.long)
-    return ids, mask
-
-
-def feature_length(task: Task, feature: Any) -> int:
-    """The pieces a feature puts in a batch row: the task's ``length(feature)`` hook where it has
-    one (multiple choice: its longest option), else ``len(feature.input_ids)``."""
-    if hasattr(task, "length"):
-        return task.length(feature)
-    return len(feature.input_ids)
-
-
-MEGA_BATCHES = 50  # batches per length-sorted group, as transformers' LengthGroupedSampler
-
-
-def length_grouped_order(lengths: Sequence[int], batch_size: int, gen: random.Random) -> list[int]:
-    """Indices of ``lengths`` so that consecutive runs of ``batch_size`` have similar lengths,
-    as transformers' ``group_by_length`` sampler: shuffle, cut into mega-batches of
-    min(50, n / (4 batch_size)) batches, sort each by length (longest first, ties in shuffled
-    order), and move the longest feature of all to the front (a too-long batch fails at once).
-    Deterministic given ``gen``'s state."""
-    n = len(lengths)
-    order = list(range(n))
-    gen.shuffle(order)
-    size = max(1, min(n // (batch_size * 4), MEGA_BATCHES)) * batch_size
-    megas = [sorted(order[i : i + size], key=lambda j: -lengths[j]) for i in range(0, n, size)]
-    if megas:
-        top = max(range(len(megas)), key=lambda m: (lengths[megas[m][0]], -m))
-        megas[0][0], megas[top][0] = megas[top][0], megas[0][0]
-    return [i for m in megas for i in m]
-
-
-EVAL_BATCH_FACTOR = 4  # evaluation batches are this many training batches (no activations kept)
-
-
 @dataclass(frozen=True)
 class FinetuneResult:
     """Test scores of the best dev epoch, and what produced them.
@@ -160,6 +120,9 @@ class FinetuneResult:
     predictions: list = field(default_factory=list, repr=False, compare=False)
     lr_search: list[dict] = field(default_factory=list)  # with a learning-rate grid: each lr's best dev score
     task_info: dict = field(default_factory=dict)  # the named task, its metric and data policy (bench, finetune)
+    # the fine-tuned model, its tokenizer and curves (biotok_train.finetune.save.Trained): saved by
+    # write_results, never in results.json
+    trained: Any = field(default=None, repr=False, compare=False)
 
     def __getattr__(self, name: str) -> float:
         if name == "metrics" or name.startswith("__"):
@@ -171,8 +134,9 @@ class FinetuneResult:
 
     def to_dict(self) -> dict:
         """results.json: the fields, plus each test metric and ``dev_<metric>`` at the top level."""
-        d = asdict(self)
+        d = asdict(dataclasses.replace(self, trained=None))  # asdict would deep-copy the model
         d.pop("predictions")
+        d.pop("trained")
         d[f"dev_{self.dev_metric}"] = self.dev_score
         d.update(self.metrics)
         return d
@@ -199,9 +163,9 @@ def fit(
     t0 = time.time()
     if out is not None:
         check_writable(out, force, [model_path], marker=MARKER)  # never into the model it reads
-    with _Threads(config.threads):
+    with Threads(config.threads):
         run = _Run.start(model_path, task, dataset, config, progress)
-        with _Progress(run.total, f"{dataset.name} seed {config.seed}", progress, bar) as shown:
+        with Progress(run.total, f"{dataset.name} seed {config.seed}", progress, bar) as shown:
             run.train(shown)
         result = run.finish(model_path, round(time.time() - t0, 2))
     if out is not None:
@@ -209,67 +173,6 @@ def fit(
         if progress:
             log.info("wrote %s", Path(out) / "results.json")
     return result
-
-
-class _Threads:
-    """``torch.set_num_threads(n)`` for a block (n > 0), the previous count restored after it."""
-
-    def __init__(self, n: int) -> None:
-        self.n, self.before = n, 0
-
-    def __enter__(self) -> None:
-        if self.n > 0:
-            import torch
-
-            self.before = torch.get_num_threads()
-            torch.set_num_threads(self.n)
-
-    def __exit__(self, *exc) -> None:
-        if self.n > 0:
-            import torch
-
-            torch.set_num_threads(self.before)
-
-
-
-class _Progress:
-    """The optimizer-step bar (tqdm on stderr: steps, ETA, the last loss and dev score), or nothing."""
-
-    def __init__(self, total: int, desc: str, progress: bool, bar: bool | None) -> None:
-        import sys
-
-        show = bar if bar is not None else progress and sys.stderr.isatty()
-        self.bar = None
-        if show:
-            from tqdm.auto import tqdm
-
-            self.bar = tqdm(total=total, desc=desc, unit="step", dynamic_ncols=True, leave=True)
-        self.post: dict[str, str] = {}
-
-    def step(self, loss: float) -> None:
-        if self.bar is not None:
-            self.post["loss"] = f"{loss:.4f}"
-            self.bar.set_postfix(self.post, refresh=False)
-            self.bar.update(1)
-
-    def dev(self, metric: str, value: float) -> None:
-        if self.bar is not None:
-            self.post[f"dev {metric}"] = f"{value:.4f}"
-            self.bar.set_postfix(self.post)
-
-    def line(self, message: str) -> None:
-        """A log line that does not break the bar."""
-        if self.bar is None:
-            log.info("%s", message)
-        else:
-            self.bar.write(message)
-
-    def __enter__(self) -> "_Progress":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        if self.bar is not None:
-            self.bar.close()
 
 
 @dataclass
@@ -292,6 +195,7 @@ class _Run:
     step: int = 0
     history: list[dict] = field(default_factory=list)
     best: "_Best | None" = None
+    trained: Any = None  # biotok_train.finetune.save.Trained: the model and the curves for TensorBoard
 
     @classmethod
     def start(cls, model_path, task: Task, dataset: Any, config: FinetuneConfig, progress: bool) -> "_Run":
@@ -312,6 +216,9 @@ class _Run:
         run = cls(task, dataset, config, progress, tok, labels, model, max_len, features, total)
         run.optimizer, run.scheduler = build(model, config.optim, total)
         run.best = _Best(config.patience)
+        from biotok_train.finetune.save import Trained
+
+        run.trained = Trained(model, tok)
         return run
 
     def evaluate(self, split: str) -> tuple[list, float]:
@@ -321,7 +228,7 @@ class _Run:
         return _evaluate(self.model, self.task, examples, self.features[split], self.labels,
                          frame_ids(self.tok)[2], batch)
 
-    def train(self, shown: _Progress) -> None:
+    def train(self, shown: Progress) -> None:
         """Epochs of length-grouped batches, dev scored after each, until early stopping or the step cap."""
         gen = random.Random(self.config.seed)
         lengths = [feature_length(self.task, f) for f in self.features["train"]]
@@ -333,6 +240,7 @@ class _Run:
             dev = self.task.score(self.dataset.dev, dev_pred, self.labels).metrics[metric]
             self.history.append({"epoch": epoch, "steps": self.step, "train_loss": sum(losses) / max(1, len(losses)),
                                  "dev_loss": dev_loss, f"dev_{metric}": dev})
+            self.trained.epoch(self.step, self.history[-1], len(losses) * self.config.batch_size)
             shown.dev(metric, dev)
             if self.progress:
                 shown.line(f"epoch {epoch}: loss {self.history[-1]['train_loss']:.4f}  dev loss {dev_loss:.4f}  "
@@ -340,7 +248,7 @@ class _Run:
             if self.best.update(epoch, dev, dev_loss, self.model) or self.step >= self.total:
                 break
 
-    def _epoch(self, order: list[int], shown: _Progress) -> list[float]:
+    def _epoch(self, order: list[int], shown: Progress) -> list[float]:
         """One pass over the training features in ``order`` (stopping at the planned steps); the losses."""
         from biotok_train.optim import clip_and_step
 
@@ -359,6 +267,7 @@ class _Run:
             clip_and_step(self.model, self.optimizer, self.scheduler, max_norm)
             losses.append(float(loss.detach()))
             self.step += 1
+            self.trained.step(self.step, losses[-1], self.scheduler.get_last_lr()[0])
             shown.step(losses[-1])
         return losses
 
@@ -371,7 +280,7 @@ class _Run:
             model=str(model_path), dataset=self.dataset.name, task=self.task.name, config=self.config,
             labels=self.labels, best_epoch=self.best.epoch, dev_metric=self.task.metric, dev_score=self.best.score,
             steps=self.step, seconds=seconds, metrics=scores.metrics, report=scores.report, history=self.history,
-            predictions=test_pred,
+            predictions=test_pred, trained=self.trained,
         )
 
 
@@ -492,7 +401,10 @@ def write_results(result: FinetuneResult, task: Task, test: Sequence, prediction
                 f.write(json.dumps(row, ensure_ascii=False) + "\n")
         if hasattr(task, "write_predictions"):
             task.write_predictions(tmp / "test_predictions.tsv", test, predictions)
+        from biotok_train.finetune.save import write_outputs
+
+        write_outputs(tmp, result, out)  # the model, TensorBoard events, README.md
 
 
-__all__ = ["FinetuneConfig", "FinetuneResult", "Scores", "Task", "feature_length", "fit", "label_kwargs",
-           "length_grouped_order", "pad_rows", "predict", "train_subset", "write_results"]
+__all__ = ["FinetuneConfig", "FinetuneResult", "Scores", "Task", "fit", "label_kwargs", "predict", "train_subset",
+           "write_results"]

@@ -70,6 +70,10 @@ class MCQTask:
             k += m
         return out
 
+    def length(self, feature: _Question) -> int:
+        """Pieces in a batch: options times the longest option (the engine groups batches by it)."""
+        return len(feature.choices) * max(len(ids) for ids, _ in feature.choices)
+
     def collate(self, features: Sequence[_Question], pad_id: int) -> dict:
         """(batch, choices, length) tensors; a padded choice has label -1 (ignored by :meth:`loss`)."""
         import torch

@@ -17,7 +17,8 @@ from biotok.tokenizer import BiotokTokenizer
 from biotok_train.evaluate.scores import weighted_f1_multilabel
 from biotok_train.finetune.classify import encode_texts
 from biotok_train.finetune.common import Metric, add_benchmark, example_id
-from biotok_train.finetune.engine import Scores, label_kwargs, pad_rows
+from biotok_train.finetune.batches import pad_rows
+from biotok_train.finetune.engine import Scores, label_kwargs
 
 DEFAULT_THRESHOLD = 0.5
 

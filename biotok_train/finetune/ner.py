@@ -1,6 +1,6 @@
 """Token classification (NER) as in the AliBERT paper's Table 4: a :class:`NerTask` for the engine.
 
-Words come from :mod:`biotok_train.datasets` (word-level IOB2). Each word is tokenized on its own
+Words come from :mod:`biotok_train.tasks` (word-level IOB2). Each word is tokenized on its own
 (``is_pretokenized``), the label goes on its first piece and the other pieces get -100. Long
 sentences are cut at word boundaries, outside entities when possible. Early stopping on the dev
 micro-F1 (or the named task's benchmark metric); test is scored with seqeval, entity level,
@@ -23,11 +23,13 @@ from typing import Sequence
 from biotok.errors import ConfigError
 from biotok.tokenizer import BiotokTokenizer
 from biotok_train.config import FinetuneConfig
-from biotok_train.datasets.bio import NerDataset, Sentence
-from biotok_train.evaluate.scores import SCHEMES, io_to_bio
+from biotok.datasets.bio import Sentence
+from biotok_train.evaluate.scores import SCHEMES, entity_report, io_to_bio
 from biotok_train.finetune.common import Metric, add_benchmark, example_id
-from biotok_train.finetune.engine import FinetuneResult, Scores, fit, label_kwargs, pad_rows
+from biotok_train.finetune.batches import pad_rows
+from biotok_train.finetune.engine import FinetuneResult, Scores, fit, label_kwargs
 from biotok_train.finetune.engine import predict as engine_predict
+from biotok_train.tasks.examples import TaskData
 from biotok_train.hf_models import frame_ids
 
 
@@ -147,12 +149,9 @@ def _chunk_end(tags: Sequence[str], pieces: list[list[int]], w: int, budget: int
 
 
 def score(gold: list[list[str]], pred: list[list[str]]) -> dict:
-    """seqeval entity-level report (strict IOB2) as plain floats and ints."""
-    from seqeval.metrics import classification_report
-    from seqeval.scheme import IOB2
-
-    rep = classification_report(gold, pred, mode="strict", scheme=IOB2, output_dict=True, zero_division=0)
-    return {k: {m: (int(v) if m == "support" else float(v)) for m, v in d.items()} for k, d in rep.items()}
+    """seqeval entity-level report (strict IOB2) as plain floats and ints
+    (:func:`~biotok_train.evaluate.scores.entity_report`: seqeval's numbers, entities read in one pass)."""
+    return entity_report(gold, pred)
 
 
 class NerTask:
@@ -223,7 +222,7 @@ def predict(model, tok: BiotokTokenizer, sentences: Sequence[Sentence], labels: 
 
 def finetune_ner(
     model_path: str | os.PathLike[str],
-    dataset: NerDataset,
+    dataset: TaskData,
     config: FinetuneConfig = FinetuneConfig(),
     out: str | os.PathLike[str] | None = None,
     *,

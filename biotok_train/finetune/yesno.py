@@ -15,7 +15,7 @@ from typing import Sequence
 from biotok.tokenizer import BiotokTokenizer
 from biotok_train.finetune.classify import ClassifyTask
 from biotok_train.finetune.common import encode_pairs, uses_token_types
-from biotok_train.finetune.engine import pad_rows
+from biotok_train.finetune.batches import pad_rows
 
 
 @dataclass(frozen=True)

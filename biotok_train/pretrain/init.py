@@ -1,7 +1,9 @@
 """Continual pretraining: the training module built from a Hugging Face checkpoint (``--init-from``).
 
 ``mlm --init-from DIR`` continues a masked-LM (BERT, RoBERTa/CamemBERT/XLM-R, ALBERT, DeBERTa-v2/v3
-with its ``cls`` head) instead of a fresh config; ``electra --init-from DIR`` continues an ELECTRA
+with its ``cls`` head) instead of a fresh config; a bare encoder (``BertModel``, ``RobertaModel``,
+a sentence-transformers folder) gets a new masked-LM head
+(:func:`biotok_train.hf_models.load_masked_lm`); ``electra --init-from DIR`` continues an ELECTRA
 discriminator and its ``generator/`` (as biotok's ELECTRA runs and ``biotok-train transfer`` save
 them). The data must
 be prepared with the model's own tokenizer: their *segmentation fingerprints* must be equal --
@@ -49,11 +51,12 @@ def check_init_from(model_dir: str | os.PathLike[str], data_tokenizer: BiotokTok
 
     Raises ConfigError (no model, wrong objective) or TokenizerMismatchError (another tokenizer).
     """
-    from biotok_train.hf_models import load_model_tokenizer
+    from biotok_train.hf_models import encoder_dir, load_model_tokenizer
 
     d = Path(model_dir)
     if not d.is_dir():
         raise ConfigError(f"--init-from {d}: model directory not found")
+    d = encoder_dir(d)  # a sentence-transformers layout: its transformer folder
     cfg = _read_config(d)
     mtype = cfg.get("model_type")
     if objective == "electra":
@@ -90,10 +93,10 @@ def build_from(model_dir: str | os.PathLike[str], objective: str, seq_len: int, 
     """The training module (MLMModule or ElectraModule) with the weights of ``model_dir``."""
     import transformers
 
-    from biotok_train.hf_models import quiet_transformers
+    from biotok_train.hf_models import encoder_dir, load_masked_lm, quiet_transformers
     from biotok_train.pretrain.models import MLMModule
 
-    d = Path(model_dir)
+    d = encoder_dir(model_dir)
     cfg = _read_config(d)
     if seq_len > _usable_positions(cfg):
         raise ConfigError(f"--init-from {d} knows {_usable_positions(cfg)} positions; the data has sequences of {seq_len}")
@@ -108,9 +111,8 @@ def build_from(model_dir: str | os.PathLike[str], objective: str, seq_len: int, 
             module.generator.load_state_dict(gen.state_dict())
             module.discriminator.load_state_dict(disc.state_dict())
             return module
-        family = MLM_TYPES[cfg["model_type"]]
-        cls = transformers.AlbertForPreTraining if family == "albert" else transformers.AutoModelForMaskedLM
-        model = cls.from_pretrained(str(d))
+    family = MLM_TYPES[cfg["model_type"]]
+    model = load_masked_lm(d, "AlbertForPreTraining" if family == "albert" else "AutoModelForMaskedLM")
     return MLMModule(model, family)
 
 

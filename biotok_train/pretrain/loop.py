@@ -34,6 +34,7 @@ from biotok_train.pretrain.packed import PackedData
 from biotok_train.pretrain.flops import mfu, module_flops_per_token, peak_tflops
 from biotok_train.pretrain.prepare import load_data_tokenizer
 from biotok_train.tracking import Tracker
+from biotok_train.cards import write_pretrain_card
 
 
 
@@ -114,6 +115,7 @@ def _evaluate_heldout(run: "_Run", step: int) -> dict:
               "model": "generator" if run.electra else cfg.arch, **h.summary()}
     with atomic_file(run.out / "heldout.json", force=True) as tmp:
         tmp.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    write_pretrain_card(run.out)  # the card shows the held-out numbers
     return result
 
 
@@ -435,6 +437,7 @@ def _save(run: _Run, step: int, digests: list[str] | None = None) -> None:
             "model": "discriminator" if run.electra else cfg.arch,
             "world_size": d.world, "rank_weight_sha256": digests,
         })
+        write_pretrain_card(run.out)  # README.md: how it was made, from the files just written
     D.barrier(d)
 
 

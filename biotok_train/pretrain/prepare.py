@@ -32,6 +32,7 @@ from biotok.errors import ConfigError
 from biotok.output import atomic_directory, check_writable
 from biotok.formats import load, load_hf
 from biotok.tokenizer import BiotokTokenizer
+from biotok_train.config import MAX_SEQ_LEN, PrepareConfig
 from biotok_train.errors import DataError, TokenizerMismatchError
 
 FORMAT = "biotok-pretrain-data/1"
@@ -39,9 +40,6 @@ SPECIALS_OVERHEAD = 3  # [CLS] A [SEP] B [SEP]
 _BATCH_LINES = 1024
 _FILES = ("meta.json", "tokens.bin", "word_starts.bin", "segments.npy", "documents.npy", "sequences.npy")
 MARKER = "meta.json"  # the file that makes a folder prepared data (--force replaces only those)
-# The longest sequence: the absolute positions of the BERT-family models biotok-train builds and
-# continues (512); a longer --seq-len would only fail later, or try to allocate tens of GB.
-MAX_SEQ_LEN = 512
 
 
 @dataclass(frozen=True)
@@ -121,36 +119,23 @@ def _split_point(start: int, end: int, bounds: np.ndarray, word_starts: np.ndarr
 def prepare(
     corpus: list[str],
     tokenizer: str | Path,
-    seq_len: int,
+    config: PrepareConfig,
     out: str | Path,
     *,
-    field_name: str | None = None,
     force: bool = False,
     progress: bool = True,
-    sample_alpha: float | None = None,
-    copies: int = 1,
-    seed: int = 0,
 ) -> PreparedData:
-    """Tokenize ``corpus`` with ``tokenizer`` (streaming, batched) into a packed data directory.
+    """Tokenize ``corpus`` with ``tokenizer`` (streaming, batched) into a packed data directory
+    of ``config.seq_len``-token sequences.
 
-    ``sample_alpha``: subword regularization (:mod:`biotok.sampling`): each of ``copies`` copies
-    of the corpus is segmented differently, sampled with the Unigram model (Kudo 2018; ``alpha``
-    the smoothing exponent) or with BPE-dropout (Provilkov et al. 2020; ``alpha`` the dropout
-    probability), seeded by ``seed``; word starts stay exact in every copy. Each copy of a file
-    is a document of its own. The directory is built in a temporary sibling and renamed onto
-    ``out`` when complete.
+    ``config.sample_alpha``: subword regularization (:mod:`biotok.sampling`): each of
+    ``config.copies`` copies of the corpus is segmented differently, sampled with the Unigram
+    model (Kudo 2018; ``alpha`` the smoothing exponent) or with BPE-dropout (Provilkov et al.
+    2020; ``alpha`` the dropout probability), seeded by ``config.seed``; word starts stay exact
+    in every copy. Each copy of a file is a document of its own. The directory is built in a
+    temporary sibling and renamed onto ``out`` when complete.
     """
-    if copies < 1:
-        raise ConfigError(f"--copies must be at least 1, not {copies}")
-    if sample_alpha is not None and not sample_alpha > 0:
-        raise ConfigError(f"--sample-alpha must be > 0 (0 is the tokenizer's own segmentation), not {sample_alpha}")
-    if copies > 1 and sample_alpha is None:
-        raise ConfigError("--copies needs --sample-alpha: without sampling every copy would be the same")
-    if seq_len < 8:
-        raise ConfigError(f"--seq-len {seq_len} is too short (at least 8; 128 or 512 usual)")
-    if seq_len > MAX_SEQ_LEN:
-        raise ConfigError(f"--seq-len {seq_len} is longer than the models' {MAX_SEQ_LEN} positions "
-                          f"(BERT, ALBERT, ELECTRA); use at most {MAX_SEQ_LEN} (128 or 512 usual)")
+    seq_len, field_name = config.seq_len, config.field_name
     out = Path(out)
     check_writable(out, force, inputs=corpus, marker=MARKER)  # fail before tokenizing
     tok = load(tokenizer)
@@ -161,11 +146,11 @@ def prepare(
     tok.backend.no_truncation()
     tok.backend.no_padding()
     samplers = None
-    if sample_alpha is not None:
+    if config.sample_alpha is not None:
         from biotok.sampling import Sampler
 
         # one seed per copy; within a copy each line's sample is a function of its index
-        samplers = [Sampler(tok.backend, sample_alpha, seed=seed * 1000 + k) for k in range(copies)]
+        samplers = [Sampler(tok.backend, config.sample_alpha, seed=config.seed * 1000 + k) for k in range(config.copies)]
     with atomic_directory(out, force, inputs=corpus, marker=MARKER) as tmp:
         segments, documents = _tokenize(tok, files, field_name, tmp, progress, samplers)
         word_starts = np.memmap(tmp / "word_starts.bin", dtype=np.uint8, mode="r")
@@ -175,10 +160,14 @@ def prepare(
         np.save(tmp / "documents.npy", documents)
         np.save(tmp / "sequences.npy", sequences)
         _save_tokenizer(tok, pristine, tmp / "tokenizer")
+        provenance = Path(tok.source) / "biotok.json" if tok.source else None
+        if provenance is not None and provenance.is_file():  # the vocabulary's provenance, for model cards
+            (tmp / "tokenizer" / "biotok.json").write_bytes(provenance.read_bytes())
         meta = _meta(tok, str(tokenizer), fingerprint, seq_len, segments, documents, sequences, files, field_name)
         if samplers is not None:
-            meta["sampling"] = {"algorithm": samplers[0].algorithm, "alpha": sample_alpha, "copies": copies,
-                                "seed": seed, "documents": "each copy of each input file is one document"}
+            meta["sampling"] = {"algorithm": samplers[0].algorithm, "alpha": config.sample_alpha,
+                                "copies": config.copies, "seed": config.seed,
+                                "documents": "each copy of each input file is one document"}
         (tmp / "meta.json").write_text(json.dumps(meta, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return _from_meta(out, meta)
 

@@ -1,0 +1,267 @@
+"""The published French causal-LM probe (docs/results/probe-fr/): CamemBERTa, CamemBERTv2 and
+biotok Unigram_L 8k / 32k and BPE 32k, one small GPT-2 each on E3C French clinical cases.
+
+    python benchmarks/probe_fr.py            # rewrites docs/results/probe-fr/ (hours of one CPU core)
+    python benchmarks/probe_fr.py --quick    # toy sizes into benchmarks/.data/probe_fr_quick/ only
+
+Phases: (1) the E3C layer-3 PAMJ clinical cases (CC BY 4.0), one document a line, each 10th
+document held out; (2) ``biotok train`` of Unigram_L (lowercased Unigram) 8,000 and 32,000 and
+BPE 32,000 pieces on the training documents plus other French biomedical text of the shared
+data (WMT-biomed French abstracts, CIM-10 labels, FrenchMedMCQA, QUAERO, the first 30 MB of the
+E3C drug leaflets): the clinical cases alone support only about 11,000 Unigram_L pieces; (3) ``biotok-train probe`` of
+the five vocabularies on the training documents, scored on the held-out ones, 3 seeds, twice:
+on the raw text, and in fair mode (every arm on the lowercased text, since Unigram_L lowercases
+and the others do not); (4) probe.md / probe.json / probe.png of both copied to
+docs/results/probe-fr/{raw,fair}/ and a README.md written from the two probe.json.
+Work files (split, tokenizers, cached runs: resumable) live in benchmarks/.data/probe_fr/.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+from pathlib import Path
+
+if __name__ == "__main__" and not __package__:  # run as a file: the checkout first, as with -m
+    sys.path[0] = str(Path(__file__).resolve().parents[1])
+from benchmarks._common import CACHE, DATA, REPO, require_data  # noqa: E402
+from biotok.datasets.named import QUAERO_TAR  # noqa: E402
+from biotok.io import open_text  # noqa: E402
+
+E3C = DATA / "corpora" / "e3c-fr"
+PAMJ = E3C / "layer3_fr_pamj_ccby.jsonl.xz"
+LEAFLETS = E3C / "layer3_fr_ministere_ccbync.jsonl.xz"
+TOKENIZERS = DATA / "tokenizers"
+PUBLISHED = REPO / "docs" / "results" / "probe-fr"
+HELDOUT_EVERY = 10
+MODES = ("raw", "fair")
+
+
+def _rel(p: Path) -> Path:
+    """``p`` relative to the checkout (the current folder while the script runs)."""
+    return Path(os.path.relpath(p, REPO))
+
+
+def split(work: Path) -> tuple[Path, Path]:
+    """train.txt and heldout.txt: one PAMJ document a line (its lines joined by a space), each
+    ``HELDOUT_EVERY``-th document held out. Written once."""
+    from biotok.io import open_text
+
+    train, held = work / "train.txt", work / "heldout.txt"
+    if train.is_file() and held.is_file():
+        return train, held
+    work.mkdir(parents=True, exist_ok=True)
+    with open_text(PAMJ, newline=None) as f:
+        docs = [" ".join(json.loads(line)["text"].split()) for line in f if line.strip()]
+    docs = [d for d in docs if d]
+    for path, keep in ((held, lambda i: i % HELDOUT_EVERY == HELDOUT_EVERY - 1),
+                       (train, lambda i: i % HELDOUT_EVERY != HELDOUT_EVERY - 1)):
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text("".join(d + "\n" for i, d in enumerate(docs) if keep(i)), encoding="utf-8")
+        tmp.rename(path)
+    return train, held
+
+
+def _extra_french(w) -> None:
+    """French biomedical text beyond E3C, for the tokenizers only: WMT-biomed French MEDLINE,
+    SciELO and EDP abstracts, CIM-10 labels, FrenchMedMCQA questions and answers, QUAERO texts."""
+    import csv
+    import tarfile
+
+    with tarfile.open(DATA / "corpora" / "wmt-biomed-fr-en" / "wmt_biomed_train_medline_scielo_edp_fr-en.tar.xz") as t:
+        for name in ("./medline_d1.fr", "./scielo_d1.fr", "./edp_d1.fr"):
+            for line in t.extractfile(name).read().decode("utf-8").splitlines():
+                if line.strip():
+                    w.write(" ".join(line.split()) + "\n")
+    with open_text(DATA / "corpora" / "edsnlp-fr-terminology" / "cim10.csv.gz", newline=None) as f:
+        for row in csv.DictReader(f):
+            w.write(row["long"] + "\n")
+    for split_name in ("train", "dev", "test"):
+        with open_text(DATA / "corpora" / "frenchmedmcqa" / f"{split_name}.json.gz", newline=None) as f:
+            for q in json.load(f):
+                w.write(" ".join(q["question"].split()) + "\n")
+                w.writelines(" ".join(a.split()) + "\n" for a in q["answers"].values())
+    with tarfile.open(DATA / "corpora" / QUAERO_TAR) as t:
+        for m in sorted(t.getmembers(), key=lambda m: m.name):
+            if m.name.endswith(".txt") and "/corpus/" in m.name:
+                w.write(" ".join(t.extractfile(m).read().decode("utf-8").split()) + "\n")
+
+
+def tokenizer_text(work: Path, train: Path, leaflet_mb: float) -> Path:
+    """The tokenizers' training text: the training documents, French biomedical text from the
+    shared data (:func:`_extra_french`), then the first ``leaflet_mb`` MB of E3C drug-leaflet
+    paragraphs; never a held-out document. (The clinical cases alone support about 11,000
+    Unigram_L pieces, all of E3C's text ~30,000 with the first; 32,000 need the rest.)"""
+    from biotok.io import open_text
+
+    out = work / f"tokenizer_text_{leaflet_mb:g}MB.txt"
+    if out.is_file():
+        return out
+    tmp = out.with_suffix(".tmp")
+    budget = int(leaflet_mb * 1_000_000)
+    with open(tmp, "w", encoding="utf-8") as w:
+        w.write(train.read_text(encoding="utf-8"))
+        _extra_french(w)
+        with open_text(LEAFLETS, newline=None) as f:
+            for line in f:
+                for para in json.loads(line)["text"].splitlines():
+                    para = " ".join(para.split())
+                    if para and budget > 0:
+                        w.write(para + "\n")
+                        budget -= len(para.encode("utf-8")) + 1
+                if budget <= 0:
+                    break
+    tmp.rename(out)
+    return out
+
+
+def biotok_tokenizers(work: Path, text: Path, sizes: dict[str, int]) -> dict[str, Path]:
+    """Unigram_L (lowercased Unigram) and BPE vocabularies trained on ``text`` (kept when present)."""
+    from biotok import TrainConfig, train_tokenizer
+    from biotok.config import NormalizeConfig
+
+    out = {}
+    for name, size in sizes.items():
+        path = work / "tokenizers" / name
+        if not (path / "tokenizer.json").is_file():
+            if name.startswith("Unigram_L"):
+                cfg = TrainConfig(algo="unigram", vocab_size=size, normalize=NormalizeConfig(lowercase=True))
+            else:
+                cfg = TrainConfig(algo="bpe", vocab_size=size)
+            print(f"probe_fr: training {name} ({size:,} pieces) on {text.name}", file=sys.stderr)
+            train_tokenizer([text], cfg, path, force=True, workers=1)
+        out[name] = path
+    return out
+
+
+def recipe(quick: bool, mode: str, tokenizers: list[str], train: Path, held: Path, steps: int | None,
+           seeds: tuple[int, ...]):
+    from biotok_train.config import ProbeConfig
+
+    if quick:
+        return ProbeConfig(tokenizers=tuple(tokenizers), corpus=(str(train),), heldout=(str(held),),
+                           steps=steps or 30, batch_size=8, seq_len=64, hidden=64, heads=2, layers=2, lr=3e-3,
+                           seeds=seeds, fair=mode == "fair", n_resamples=300)
+    return ProbeConfig(tokenizers=tuple(tokenizers), corpus=(str(train),), heldout=(str(held),),
+                       steps=steps or 400, batch_size=8, seq_len=128, hidden=128, heads=2, layers=2, lr=2e-3,
+                       seeds=seeds, fair=mode == "fair")
+
+
+def readme(results: dict[str, dict], sizes: dict[str, int], leaflet_mb: float, timings: dict[str, dict]) -> str:
+    """README.md: the command, the setup and a reading in which every number comes from probe.json."""
+    from biotok_train.stats import SeedSummary
+
+    first = next(iter(results.values()))
+    st = first["setup"]
+    cpu = sum(t["train_cpu_s"] + t["eval_cpu_s"] for tm in timings.values() for t in tm.values()) / 60
+    lines = ["# Causal-LM probe of French vocabularies on E3C clinical cases", "",
+             "Regenerate everything here (raw/ and fair/: probe.md, probe.json, probe.png; this README) with one "
+             "command:", "", "```bash", "python benchmarks/probe_fr.py", "```", "",
+             f"The runs took {cpu:.0f} CPU-minutes in all (timings.json in each folder); `--quick` checks at toy "
+             "size that the script runs.", "",
+             "## Setup", "",
+             f"- Text: the E3C layer-3 French clinical cases of the Pan African Medical Journal (CC BY 4.0), one "
+             f"document a line; each {HELDOUT_EVERY}th document is held out: {st['train_documents']:,} training "
+             f"documents ({st['train_chars']:,} characters), {st['heldout_documents']:,} held-out documents "
+             f"({st['heldout_chars']:,} characters).",
+             "- Vocabularies: CamemBERTa-base (SentencePiece Unigram, 32k) and CamemBERTv2-base (WordPiece, 32k), "
+             "both trained by their authors on general French web text; biotok "
+             + ", ".join(f"{n} ({s:,} pieces)" for n, s in sizes.items())
+             + f", trained on the training documents plus French biomedical text of the shared data (WMT-biomed "
+             f"French abstracts, CIM-10 labels, FrenchMedMCQA, QUAERO) and the first {leaflet_mb:g} MB of the E3C "
+             "drug leaflets: the clinical cases alone support only about 11,000 Unigram_L pieces (never a held-out "
+             "document).",
+             f"- Model: transformers' GPT2LMHeadModel, {st['model']['layers']} layers x {st['model']['hidden']} "
+             f"hidden, the same for every arm; {st['steps']} steps x {st['batch_size']} x {st['seq_len']} = "
+             f"{st['tokens_per_arm']:,} training tokens per arm and seed, seeds {', '.join(map(str, st['seeds']))}.",
+             "- Score: bits per character of the held-out documents (the pieces' negative log-likelihood in bits "
+             "over the documents' characters), beside each vocabulary's unigram floor (add-one unigram model of "
+             "the training pieces); intervals: 95 % paired bootstrap over held-out documents, each drawn with all "
+             "its seeds.", ""]
+    for mode, res in results.items():
+        title = {"raw": "Raw text (not like for like: Unigram_L lowercases)",
+                 "fair": "Fair mode: every arm on the same lowercased text"}[mode]
+        lines += [f"## {title}", "", f"![{mode}]({mode}/probe.png)", "",
+                  "| arm | bits/char | unigram floor | vs floor [95 % CI] | Δ vs " + res["arms"][0]["name"]
+                  + " [95 % CI] | pieces/char | decodes back |", "|---|---:|---:|---:|---:|---:|---:|"]
+        comps = {c["candidate_arm"]: c for c in res["comparisons"]}
+        for a in res["arms"]:
+            b, v, c = a["bits_per_char"], a["versus_floor"], comps.get(a["name"])
+            cell = SeedSummary.from_dict(b).format()
+            delta = f"{c['difference']:+.3f} [{c['low']:+.3f}, {c['high']:+.3f}]" if c else "reference"
+            lines.append(f"| {a['name']} | {cell} | {a['unigram_floor_bits_per_char']:.3f} | {v['difference']:+.3f} "
+                         f"[{v['low']:+.3f}, {v['high']:+.3f}] | {delta} | {a['pieces_per_char']:.3f} | "
+                         f"{100 * a['round_trip_share']:.0f} % |")
+        below = [a["name"] for a in res["arms"] if a["versus_floor"]["verdict"] == "better"]
+        ranking = sorted(res["arms"], key=lambda a: a["bits_per_char"]["mean"])
+        lines += ["", f"- Below their unigram floor (interval excluding 0): {len(below)} of {len(res['arms'])} arms"
+                  + (f" ({', '.join(below)})" if 0 < len(below) < len(res["arms"]) else "") + ".",
+                  "- Ranking, lowest bits/char first: " + " < ".join(a["name"] for a in ranking) + "."]
+        lines += [f"- {s}" for s in res["verdicts"] if " is " in s]
+        lines += [f"- Note: {n}" for n in res["notes"]] + [""]
+    if set(results) == set(MODES):
+        rank = {m: [a["name"] for a in sorted(r["arms"], key=lambda a: a["bits_per_char"]["mean"])]
+                for m, r in results.items()}
+        same = rank["raw"] == rank["fair"]
+        lines += ["## Raw against fair", "",
+                  ("The two modes rank the vocabularies the same way." if same else
+                   f"The modes rank the vocabularies differently (raw: {' < '.join(rank['raw'])}; fair: "
+                   f"{' < '.join(rank['fair'])}): the raw ranking owes part of its order to what each normalization "
+                   "throws away."), ""]
+    return "\n".join(lines)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--quick", action="store_true", help="toy sizes, results kept in benchmarks/.data only")
+    ap.add_argument("--steps", type=int, default=None, help="optimizer steps per arm [400; quick 30]")
+    ap.add_argument("--seeds", type=int, nargs="+", default=None, help="[0 1 2; quick 0]")
+    ap.add_argument("--modes", nargs="+", choices=MODES, default=list(MODES))
+    args = ap.parse_args()
+    require_data()
+    from biotok_train.probe import run_probe
+
+    os.chdir(REPO)  # the published commands name paths relative to the checkout
+    work = _rel(CACHE) / ("probe_fr_quick" if args.quick else "probe_fr")
+    train, held = split(work)
+    leaflet_mb = 1.0 if args.quick else 30.0
+    sizes = ({"Unigram_L-1k": 1000, "BPE-1k": 1000} if args.quick else
+             {"Unigram_L-8k": 8000, "Unigram_L-32k": 32000, "BPE-32k": 32000})
+    if args.quick:  # toy: a slice of the text
+        lines = train.read_text(encoding="utf-8").splitlines()
+        train = work / "train_quick.txt"
+        train.write_text("\n".join(lines[:200]) + "\n", encoding="utf-8")
+        hl = held.read_text(encoding="utf-8").splitlines()
+        held = work / "heldout_quick.txt"
+        held.write_text("\n".join(hl[:20]) + "\n", encoding="utf-8")
+    ours = biotok_tokenizers(work, tokenizer_text(work, train, leaflet_mb), sizes)
+    tokenizers = [str(_rel(TOKENIZERS / "camemberta-base")), str(_rel(TOKENIZERS / "camembertv2-base")),
+                  *map(str, ours.values())]
+    seeds = tuple(args.seeds or ((0,) if args.quick else (0, 1, 2)))
+    results, timings = {}, {}
+    for mode in args.modes:
+        cfg = recipe(args.quick, mode, tokenizers, train, held, args.steps, seeds)
+        out = work / mode
+        report = run_probe(cfg, out)
+        results[mode] = json.loads((out / "probe.json").read_text(encoding="utf-8"))
+        timings[mode] = report.timings
+        print(f"probe_fr: {mode}: {out / 'probe.md'}", file=sys.stderr)
+    text = readme(results, sizes, leaflet_mb, timings)
+    if args.quick:
+        (work / "README.md").write_text(text, encoding="utf-8")
+        print(f"probe_fr --quick: {work / 'README.md'}", file=sys.stderr)
+        return
+    for mode in results:
+        dest = PUBLISHED / mode
+        dest.mkdir(parents=True, exist_ok=True)
+        for name in ("probe.md", "probe.json", "probe.png", "timings.json"):
+            shutil.copyfile(work / mode / name, dest / name)
+    (PUBLISHED / "README.md").write_text(text, encoding="utf-8")
+    print(f"probe_fr: {PUBLISHED / 'README.md'}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

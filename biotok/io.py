@@ -1,0 +1,112 @@
+"""Small file helpers written once: opening a (compressed) text file, hashing files, library versions.
+
+- :func:`open_text` -- a text handle on a plain, .gz, .xz or .bz2 file; every failure a user can
+  cause becomes a one-line :class:`~biotok.errors.CorpusError` naming the file.
+- :func:`open_compressed` -- the bare opener chosen by suffix, for callers with their own errors.
+- :func:`sha256_file`, :func:`sha256_files` -- hex digests of file bytes (streamed, 1 MiB blocks).
+- :func:`versions` -- biotok, Python and installed library versions, for provenance and reports.
+
+The streaming corpus reader (:mod:`biotok.corpus`) detects compression by magic bytes and reads
+binary blocks for speed; everything else that opens a text file goes through here.
+No torch, no transformers.
+"""
+
+from __future__ import annotations
+
+import bz2
+import csv
+import gzip
+import hashlib
+import io
+import lzma
+import os
+import platform
+import zlib
+from contextlib import contextmanager
+from importlib.metadata import PackageNotFoundError, version
+from typing import Any, Callable, Iterable, Iterator, Sequence
+
+from biotok._version import __version__
+from biotok.errors import CorpusError
+
+PathLike = str | os.PathLike[str]
+_OPENERS: dict[str, Callable[..., Any]] = {".gz": gzip.open, ".xz": lzma.open, ".bz2": bz2.open}
+
+
+def open_compressed(path: PathLike, newline: str | None = None) -> io.TextIOBase:
+    """A UTF-8 text handle on ``path``, decompressed by suffix (.gz, .xz, .bz2); no error wrapping."""
+    p = str(path)
+    opener = next((o for suffix, o in _OPENERS.items() if p.endswith(suffix)), open)
+    return opener(p, "rt", encoding="utf-8", newline=newline)  # type: ignore[no-any-return]
+
+
+# The csv module refuses a field over 128 KiB (a long document in one TSV cell); biotok's TSVs
+# (tasks, counts, terminologies) may hold one: fields up to this many characters are read.
+CSV_FIELD_LIMIT = 64 << 20
+
+
+def lift_csv_field_limit() -> None:
+    """Raise the csv module's field limit (process-wide) to :data:`CSV_FIELD_LIMIT` once."""
+    if csv.field_size_limit() < CSV_FIELD_LIMIT:
+        csv.field_size_limit(CSV_FIELD_LIMIT)
+
+
+@contextmanager
+def open_text(path: PathLike, newline: str | None = "") -> Iterator[io.TextIOBase]:
+    """A text handle on a plain, .gz, .xz or .bz2 file (by default universal newlines off, so csv
+    sees raw lines). A missing file, invalid UTF-8 or a broken compressed stream met while the
+    ``with`` body reads raises a one-line :class:`CorpusError` naming the file."""
+    p = str(path)
+    if not os.path.isfile(p):
+        raise CorpusError(f"file not found: {p}")
+    try:
+        f = open_compressed(p, newline)
+    except OSError as e:
+        raise CorpusError(f"{p}: cannot open ({e})") from None
+    lift_csv_field_limit()
+    try:
+        yield f
+    except UnicodeDecodeError:
+        raise CorpusError(f"{p}: invalid UTF-8") from None
+    except csv.Error as e:
+        raise CorpusError(f"{p}: {e}") from None
+    except (EOFError, lzma.LZMAError, gzip.BadGzipFile, zlib.error) as e:
+        raise CorpusError(f"{p}: broken compressed file ({e})") from None
+    finally:
+        f.close()
+
+
+def sha256_files(paths: Iterable[PathLike], extra: str = "") -> str:
+    """One hex digest over ``extra`` (e.g. a builder version) then the bytes of ``paths`` in order."""
+    h = hashlib.sha256(extra.encode())
+    for p in paths:
+        with open(p, "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                h.update(block)
+    return h.hexdigest()
+
+
+def sha256_file(path: PathLike) -> str:
+    """Hex sha256 of the bytes of one file."""
+    return sha256_files([path])
+
+
+def versions(names: Sequence[str] = ("biotok", "tokenizers", "sentencepiece", "python")) -> dict[str, str]:
+    """``{name: version}`` in the order of ``names``: "biotok" (this source tree), "python", or an
+    installed distribution (read from its metadata, so nothing is imported); a library that is not
+    installed is left out. The default is what biotok.json records."""
+    out: dict[str, str] = {}
+    for name in names:
+        if name == "biotok":
+            out[name] = __version__
+        elif name == "python":
+            out[name] = platform.python_version()
+        else:
+            try:
+                out[name] = version(name)
+            except PackageNotFoundError:
+                continue
+    return out
+
+
+__all__ = ["open_compressed", "open_text", "sha256_file", "sha256_files", "versions"]

@@ -1,0 +1,292 @@
+"""The report of an ablation: ablation.md (budgets, results, floors, rankings, verdicts, recipe)
+and ablation.png."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+from biotok.io import versions
+from biotok.output import atomic_file
+from biotok_train import stats as S
+from biotok_train.ablate.analysis import at_size, metric_label
+from biotok_train.ablate.plan import MLM, ArmResult, write_json
+from biotok_train.config import AblationConfig
+
+
+@dataclass(frozen=True)
+class AblationReport:
+    """The arms, the statistics computed from them, and where the report was written."""
+
+    config: AblationConfig
+    arms: list[ArmResult]
+    tasks: dict  # task key -> {"name", "type", "metric", "n_test"}
+    comparisons: list[dict]  # candidate vs reference, per size and task (PairedBootstrap fields)
+    floors: list[dict]  # arm vs its floor, per size and task
+    rankings: list[dict]  # RankAgreement dicts, per task, between sizes
+    sentences: list[str]  # the verdicts, written from the numbers
+    markdown: str
+    markdown_path: Path
+    json_path: Path
+    png_path: Path
+    mlm_floors: list = field(default_factory=list)  # arm vs always answering the most frequent word
+    probe_rankings: list = field(default_factory=list)  # Kendall τ of the causal-LM probe vs each metric
+
+    def arm(self, size: str, name: str) -> ArmResult:
+        return next(a for a in self.arms if a.size == size and a.name == name)
+
+
+def _start(cfg: AblationConfig, a: ArmResult) -> str:
+    """The first column of a row: the size, or with a base where the arm's model starts."""
+    if cfg.base is None:
+        return a.size
+    return {"continual": "the base", "transfer": f"the base, {cfg.transfer_method} rows",
+            "scratch": "random weights"}[a.init]
+
+
+def _cell(s: dict, digits: int = 3) -> str:
+    return S.SeedSummary.from_dict(s).format(digits)
+
+
+def write_report(cfg: AblationConfig, out: Path, tasks: dict, arms: list[ArmResult], names: list[str],
+                 comparisons: list[dict], floors: list[dict], rankings: list[dict], sentences: list[str],
+                 mlm_floors: list[dict], probe_rankings: Sequence[dict] = ()) -> AblationReport:
+    """ablation.md, ablation.json (every number) and ablation.png in ``out``."""
+    md = format_report(cfg, tasks, arms, comparisons, floors, rankings, sentences, names, out, mlm_floors,
+                       probe_rankings)
+    with atomic_file(out / "ablation.md", force=True) as tmp:
+        tmp.write_text(md, encoding="utf-8")
+    write_json(out / "ablation.json", {
+        "recipe": cfg.recipe(), "tokenizers": list(cfg.tokenizers), "reference": names[0],
+        "command": cfg.command(out), "versions": versions_line(), "tasks": tasks,
+        "arms": [asdict(a) for a in arms], "comparisons": comparisons, "floors": floors, "mlm_floors": mlm_floors,
+        "rankings": rankings, "probe_rankings": list(probe_rankings),
+        "verdicts": sentences,
+    })
+    png = plot(cfg, tasks, arms, comparisons, names, out / "ablation.png", mlm_floors)
+    return AblationReport(cfg, arms, tasks, comparisons, floors, rankings, sentences, md, out / "ablation.md",
+                          out / "ablation.json", png, mlm_floors, list(probe_rankings))
+
+
+def format_report(cfg: AblationConfig, tasks: dict, arms: list[ArmResult], comparisons: list[dict],
+                  floors: list[dict], rankings: list[dict], sentences: list[str], names: list[str],
+                  out: str | os.PathLike[str], mlm_floors: Sequence[dict] = (),
+                  probe_rankings: Sequence[dict] = ()) -> str:
+    """ablation.md: budgets, results with intervals and verdicts, floors, plateau, probe, rankings,
+    verdicts, command."""
+    lines = ["# Vocabulary ablation", "", _intro(cfg, names), "", *_budget_section(cfg, arms)]
+    for size in cfg.sizes:
+        lines += _results_section(cfg, tasks, arms, comparisons, floors, names, size, mlm_floors)
+    if floors or mlm_floors:
+        lines += _floors_section(cfg, tasks, arms, floors, mlm_floors)
+    if any(a.heldout_mlm for a in arms):
+        lines += _plateau_section(cfg, arms)
+    if any(a.probe for a in arms):
+        lines += _probe_section(cfg, arms, probe_rankings)
+    if rankings:
+        lines += ["", "## Do the sizes agree?", ""] + [f"- {r['sentence']}" for r in rankings]
+    lines += ["", "## Verdicts", ""] + [f"- {s}" for s in sentences]
+    lines += _recipe_section(cfg, tasks, arms, out)
+    return "\n".join(lines)
+
+
+def _columns(cfg: AblationConfig) -> tuple[str, str]:
+    """The headers of the first two columns: what a row's model is, and what names it."""
+    return ("starts from", "arm") if cfg.base is not None else ("size", "tokenizer")
+
+
+def _intro(cfg: AblationConfig, names: list[str]) -> str:
+    if cfg.base is not None:
+        start = (f"Reference: **{names[0]}** (the first arm). Arms, as PubMedBERT's Table 9: *continual* continues "
+                 f"the base model `{cfg.base}` with its own vocabulary; *transfer.T* moves the base to T's vocabulary "
+                 f"(`{cfg.transfer_method}`: shared pieces keep their rows) and continues; *scratch.T* is the base's "
+                 "architecture from random weights with T's vocabulary. Every arm: MLM with the base's architecture, "
+                 f"{cfg.budget} steps × ")
+    else:
+        start = f"Reference: **{names[0]}** (the first tokenizer). Every arm: BERT MLM, {cfg.budget} steps × "
+    return (start + f"{cfg.batch_size} sequences × {cfg.seq_len} pieces = {cfg.tokens_per_arm:,} token positions; "
+            f"pretraining seeds {', '.join(map(str, cfg.pretrain_seeds))}; fine-tuning seeds "
+            f"{', '.join(map(str, cfg.seeds))}.")
+
+
+def _budget_section(cfg: AblationConfig, arms: list[ArmResult]) -> list[str]:
+    first, who = _columns(cfg)
+    lines = ["## Budget", "",
+             "Same steps, batch and sequence length for every arm. A vocabulary with fewer pieces per word "
+             "covers more characters of text with the same tokens: *characters seen* credits it.", "",
+             f"| {first} | {who} | vocab | fertility | pieces/line | tokens seen | chars/token | characters seen | epochs |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for a in arms:
+        lines.append(f"| {_start(cfg, a)} | {a.name} | {a.vocab_size:,} | {a.fertility:.3f} | {a.pieces_per_line:.1f} | "
+                     f"{a.tokens_seen:,} | {a.chars_per_token:.2f} | {a.chars_seen:,} | {a.epochs:.2f} |")
+    return lines
+
+
+def _plateau_section(cfg: AblationConfig, arms: list[ArmResult]) -> list[str]:
+    """Held-out [MASK] loss against the unigram floor: did each arm's MLM leave the plateau?"""
+    first, who = _columns(cfg)
+    lines = ["", "## Did the masked LMs leave the plateau?", "",
+             "On the held-out lines, 15 % of the pieces at fixed positions all replaced by [MASK]: each arm's loss "
+             "there beside the unigram cross-entropy of the same positions (add-one frequencies of the pretraining "
+             "pieces: what a model that ignores context scores), and its top-1 beside always answering the most "
+             f"frequent piece; pooled over pretraining seeds. Gap: loss minus floor, {cfg.confidence:.0%} bootstrap "
+             "interval over held-out sequences. An arm that did not leave the plateau predicts from frequencies "
+             "only: its masked-LM numbers say nothing about its vocabulary. (A single step's training loss is not "
+             "reported: it counts the pieces left unchanged, which the model learns to copy.)", "",
+             f"| {first} | {who} | [MASK] positions | loss | unigram floor | gap [CI] | left the plateau | top-1 | "
+             "most-frequent top-1 |", "|---|---|---|---|---|---|---|---|---|"]
+    for a in arms:
+        h = a.heldout_mlm
+        if not h:
+            continue
+        lines.append(f"| {_start(cfg, a)} | {a.name} | {h['positions']:,} | {h['loss']:.3f} | {h['floor_loss']:.3f} | "
+                     f"{h['gap']:+.3f} [{h['gap_low']:+.3f}, {h['gap_high']:+.3f}] | "
+                     f"{'yes' if h['left_plateau'] else '**no**'} | {h['top1']:.3f} | {h['floor_top1']:.3f} |")
+    return lines
+
+
+def _probe_section(cfg: AblationConfig, arms: list[ArmResult], probe_rankings: Sequence[dict]) -> list[str]:
+    """The causal-LM probe of each vocabulary and whether it ranks them as the other metrics do."""
+    lines = ["", "## Causal-LM probe", "",
+             f"One GPT-2 of the same shape per vocabulary, {cfg.probe} steps × {cfg.batch_size} × {cfg.seq_len} "
+             "tokens per pretraining seed, on the same pretraining lines; bits per character of the held-out lines "
+             "(lower is better), beside the vocabulary's unigram floor; Δ against the reference vocabulary with its "
+             f"{cfg.confidence:.0%} paired bootstrap interval over held-out lines (probe/probe.md has the details).", "",
+             "| vocabulary | bits/char | unigram floor | vs floor [CI] | Δ vs reference [CI] |", "|---|---|---|---|---|"]
+    seen = set()
+    for a in arms:
+        v = a.vocabulary or a.name
+        if v in seen or not a.probe:
+            continue
+        seen.add(v)
+        p, f, c = a.probe, a.probe["versus_floor"], a.probe.get("versus_reference")
+        delta = f"{c['difference']:+.3f} [{c['low']:+.3f}, {c['high']:+.3f}] {c['verdict']}" if c else "reference"
+        lines.append(f"| {v} | {_cell(p['bits_per_char'])} | {p['unigram_floor']:.3f} | {f['difference']:+.3f} "
+                     f"[{f['low']:+.3f}, {f['high']:+.3f}] | {delta} |")
+    if probe_rankings:
+        lines += ["", "Whether the probe ranks the vocabularies as each metric does (Kendall τ): see the verdicts."]
+    return lines
+
+
+def _results_section(cfg: AblationConfig, tasks: dict, arms: list[ArmResult], comparisons: list[dict],
+                     floors: list[dict], names: list[str], size: str, mlm_floors: Sequence[dict]) -> list[str]:
+    """One size's table: each arm's mean ± std per metric, with its Δ against the reference and verdict."""
+    keys = [MLM, *cfg.tasks]
+    lines = ["", f"## Results {at_size(size).lower()}", "",
+             f"Mean ± std over seeds; Δ: candidate minus {names[0]}, with its {cfg.confidence:.0%} paired bootstrap "
+             f"interval over test examples pooled across seeds, and the verdict.", ""]
+    head = [_columns(cfg)[1]]
+    for k in keys:
+        head += [metric_label(tasks, k), "Δ [CI]", "verdict"]
+    lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for n in names:
+        a = next(x for x in arms if x.size == size and x.name == n)
+        cells = [n]
+        for k in keys:
+            summary = a.mlm["top1"] if k == MLM else a.metrics[k]
+            low = any(f["size"] == size and f["task"] == k and f["arm"] == n and not f["beats_floor"]
+                      for f in (mlm_floors if k == MLM else floors))
+            cells.append(_cell(summary) + (" ⚠ not above floor" if low else ""))
+            c = next((c for c in comparisons if c["size"] == size and c["task"] == k and c["candidate_arm"] == n), None)
+            if c is None:
+                cells += ["reference", ""]
+            else:
+                cells += [f"{c['difference']:+.3f} [{c['low']:+.3f}, {c['high']:+.3f}]", f"**{c['verdict']}**"]
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+def _floors_section(cfg: AblationConfig, tasks: dict, arms: list[ArmResult], floors: list[dict],
+                    mlm_floors: Sequence[dict]) -> list[str]:
+    first, who = _columns(cfg)
+    lines = ["", "## Floors", "",
+             "Each task fine-tuned the same way from a randomly initialised model of the same size and "
+             "vocabulary: how much pretraining bought. Masked words: always answering the most frequent word "
+             f"of the pretraining text, on the same words. Δ: pretrained minus floor ({cfg.confidence:.0%} interval).",
+             "", f"| {first} | task | {who} | floor | pretrained | Δ [CI] | beats its floor |",
+             "|---|---|---|---|---|---|---|"]
+    for f in [*mlm_floors, *floors]:
+        a = next(x for x in arms if x.size == f["size"] and x.name == f["arm"])
+        if f["task"] == MLM:
+            floor_cell, pre = f"{f['reference']:.3f} (always “{f['word']}”)", _cell(a.mlm["top1"])
+        else:
+            floor_cell, pre = f"{_cell(a.floors[f['task']])} (random init)", _cell(a.metrics[f["task"]])
+        lines.append(f"| {_start(cfg, a)} | {metric_label(tasks, f['task'])} | {f['arm']} | {floor_cell} | "
+                     f"{pre} | {f['difference']:+.3f} [{f['low']:+.3f}, {f['high']:+.3f}] | "
+                     f"{'yes' if f['beats_floor'] else '**no**'} |")
+    return lines
+
+
+def _recipe_section(cfg: AblationConfig, tasks: dict, arms: list[ArmResult], out: str | os.PathLike[str]) -> list[str]:
+    seeds = len(cfg.pretrain_seeds) * len(cfg.seeds)
+    ft = cfg.finetune
+    model = (f"MLM from the base `{cfg.base}` (arms {', '.join(cfg.arms)})" if cfg.base is not None
+             else f"BERT MLM (sizes {', '.join(cfg.sizes)})")
+    return ["", "## Recipe", "",
+            f"- Pretraining: {model}, {cfg.budget} steps, batch {cfg.batch_size}, "
+            f"sequence length {cfg.seq_len}, peak lr {cfg.lr:g}; the corpus minus each {cfg.heldout_every}th line.",
+            f"- Fine-tuning: {ft.epochs} epochs, lr {ft.optim.lr:g}, batch {ft.batch_size}"
+            + (f", at most {ft.max_steps} steps" if ft.max_steps else "")
+            + (f", {ft.train_fraction:g} of the training examples" if ft.train_fraction < 1 else "")
+            + f", early stopping on dev (patience {ft.patience}); scored on test. Seed pairs per arm and task: {seeds}.",
+            "- Tasks: " + "; ".join(f"{t['name']} ({t['type']}, {t['metric']}, {t['n_test']} test examples)"
+                                    for t in tasks.values()) + ".",
+            f"- Masked words: whole-word top-k on {arms[0].mlm_words if arms else 0} held-out words, the same for "
+            "every arm (the interval pairs the words both arms could score).",
+            f"- Statistics: paired percentile bootstrap, {cfg.n_resamples} resamples of test examples (each drawn "
+            "with all its seeds), fixed seed 0; verdict better/worse when the interval excludes 0.",
+            "", "## Command and versions", "", "```", cfg.command(out), "```", "", versions_line(), ""]
+
+
+def versions_line() -> str:
+    got = versions(("python", "biotok", "torch", "transformers", "tokenizers", "seqeval", "scipy", "numpy"))
+    return "Versions: " + ", ".join(f"{'Python' if k == 'python' else k} {v}" for k, v in got.items()) + "."
+
+
+def plot(cfg: AblationConfig, tasks: dict, arms: list[ArmResult], comparisons: list[dict], names: list[str],
+         path: Path, mlm_floors: Sequence[dict] = ()) -> Path:
+    """One row per size, one panel per metric: mean ± std bars, each seed a dot, the floor a dashed
+    line, and each candidate's verdict above its bar."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    keys = [MLM, *cfg.tasks]
+    fig, axes = plt.subplots(len(cfg.sizes), len(keys), figsize=(3.6 * len(keys) + 0.6, 3.4 * len(cfg.sizes)),
+                             squeeze=False)
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for i, size in enumerate(cfg.sizes):
+        for j, k in enumerate(keys):
+            ax = axes[i][j]
+            top = 0.05
+            for x, n in enumerate(names):
+                a = next(v for v in arms if v.size == size and v.name == n)
+                s = a.summary(k)
+                ax.bar(x, s.mean, 0.6, yerr=s.std or 0, capsize=4, color=colors[x % len(colors)], alpha=0.85)
+                ax.plot([x] * len(s.values), s.values, "k.", ms=5)
+                top = max(top, s.mean + (s.std or 0), *s.values)
+                wf = next((f for f in mlm_floors if f["size"] == size and f["arm"] == n), None) if k == MLM else None
+                if wf is not None or (k != MLM and k in a.floors):
+                    fl = wf["reference"] if wf is not None else a.floors[k]["mean"]
+                    label = (f"always “{wf['word']}”" if wf is not None else "floor (random init)") if x == 0 else None
+                    ax.plot([x - 0.35, x + 0.35], [fl, fl], "k--", lw=1.2, label=label)
+                    top = max(top, fl)
+                c = next((c for c in comparisons if c["size"] == size and c["task"] == k and c["candidate_arm"] == n), None)
+                if c is not None:
+                    ax.annotate(c["verdict"] if c["verdict"] != S.INDISTINGUISHABLE else "≈", (x, s.mean + (s.std or 0)),
+                                xytext=(0, 4), textcoords="offset points", ha="center", fontsize=8)
+            ax.set_xticks(range(len(names)), names, rotation=15, fontsize=8)
+            ax.set_ylim(0, min(1.0, top * 1.25))
+            ax.set_title(f"{metric_label(tasks, k)} · {size}", fontsize=9)
+            if (k == MLM and mlm_floors) or (k != MLM and cfg.floor and j == 1):
+                ax.legend(fontsize=7, loc="best")
+    fig.suptitle(f"{cfg.budget} steps × {cfg.batch_size} × {cfg.seq_len} per arm; mean ± std over seeds "
+                 f"(verdicts vs {names[0]}: {cfg.confidence:.0%} paired bootstrap)", fontsize=9)
+    fig.tight_layout()
+    with atomic_file(path, force=True) as tmp:
+        fig.savefig(tmp, dpi=120, format="png")
+    plt.close(fig)
+    return path

@@ -1,0 +1,123 @@
+"""Batches that waste nothing, for the fine-tuning engine (:mod:`.engine`): training order
+grouped by length as transformers' ``group_by_length`` sampler (shuffled, then sorted within
+mega-batches), rows padded to their batch's longest only, evaluation batches
+:data:`EVAL_BATCH_FACTOR` times the training batch; and the run's surroundings: torch's thread
+count for a block (:class:`Threads`) and the optimizer-step progress bar (:class:`Progress`).
+
+No torch at import time.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from typing import Any, Sequence
+
+log = logging.getLogger("biotok_train.finetune.engine")  # the engine's logger: one switch for its lines
+
+
+def pad_rows(rows: Sequence[Sequence[int]], pad_id: int):
+    """(input_ids, attention_mask): ``rows`` right-padded to the longest of them (not to
+    ``max_length``), as long tensors built in one call each."""
+    import torch
+
+    width = max(len(r) for r in rows)
+    ids = torch.tensor([[*r, *([pad_id] * (width - len(r)))] for r in rows], dtype=torch.long)
+    mask = torch.tensor([[1] * len(r) + [0] * (width - len(r)) for r in rows], dtype=torch.long)
+    return ids, mask
+
+
+def feature_length(task: Any, feature: Any) -> int:
+    """The pieces a feature puts in a batch row: the task's ``length(feature)`` hook where it has
+    one (multiple choice: its longest option), else ``len(feature.input_ids)``."""
+    if hasattr(task, "length"):
+        return task.length(feature)
+    return len(feature.input_ids)
+
+
+MEGA_BATCHES = 50  # batches per length-sorted group, as transformers' LengthGroupedSampler
+
+
+def length_grouped_order(lengths: Sequence[int], batch_size: int, gen: random.Random) -> list[int]:
+    """Indices of ``lengths`` so that consecutive runs of ``batch_size`` have similar lengths,
+    as transformers' ``group_by_length`` sampler: shuffle, cut into mega-batches of
+    min(50, n / (4 batch_size)) batches, sort each by length (longest first, ties in shuffled
+    order), and move the longest feature of all to the front (a too-long batch fails at once).
+    Deterministic given ``gen``'s state."""
+    n = len(lengths)
+    order = list(range(n))
+    gen.shuffle(order)
+    size = max(1, min(n // (batch_size * 4), MEGA_BATCHES)) * batch_size
+    megas = [sorted(order[i : i + size], key=lambda j: -lengths[j]) for i in range(0, n, size)]
+    if megas:
+        top = max(range(len(megas)), key=lambda m: (lengths[megas[m][0]], -m))
+        megas[0][0], megas[top][0] = megas[top][0], megas[0][0]
+    return [i for m in megas for i in m]
+
+
+EVAL_BATCH_FACTOR = 4  # evaluation batches are this many training batches (no activations kept)
+
+
+class Threads:
+    """``torch.set_num_threads(n)`` for a block (n > 0), the previous count restored after it."""
+
+    def __init__(self, n: int) -> None:
+        self.n, self.before = n, 0
+
+    def __enter__(self) -> None:
+        if self.n > 0:
+            import torch
+
+            self.before = torch.get_num_threads()
+            torch.set_num_threads(self.n)
+
+    def __exit__(self, *exc) -> None:
+        if self.n > 0:
+            import torch
+
+            torch.set_num_threads(self.before)
+
+
+
+class Progress:
+    """The optimizer-step bar (tqdm on stderr: steps, ETA, the last loss and dev score), or nothing."""
+
+    def __init__(self, total: int, desc: str, progress: bool, bar: bool | None) -> None:
+        import sys
+
+        show = bar if bar is not None else progress and sys.stderr.isatty()
+        self.bar = None
+        if show:
+            from tqdm.auto import tqdm
+
+            self.bar = tqdm(total=total, desc=desc, unit="step", dynamic_ncols=True, leave=True)
+        self.post: dict[str, str] = {}
+
+    def step(self, loss: float) -> None:
+        if self.bar is not None:
+            self.post["loss"] = f"{loss:.4f}"
+            self.bar.set_postfix(self.post, refresh=False)
+            self.bar.update(1)
+
+    def dev(self, metric: str, value: float) -> None:
+        if self.bar is not None:
+            self.post[f"dev {metric}"] = f"{value:.4f}"
+            self.bar.set_postfix(self.post)
+
+    def line(self, message: str) -> None:
+        """A log line that does not break the bar."""
+        if self.bar is None:
+            log.info("%s", message)
+        else:
+            self.bar.write(message)
+
+    def __enter__(self) -> "Progress":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+__all__ = ["EVAL_BATCH_FACTOR", "MEGA_BATCHES", "Progress", "Threads", "feature_length", "length_grouped_order",
+           "pad_rows"]

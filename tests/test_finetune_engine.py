@@ -1,0 +1,175 @@
+"""The fine-tuning engine's batching and run options: length-grouped training order (as
+transformers' group_by_length sampler), padding to each batch's longest row only, evaluation in
+length-sorted batches giving the same predictions as one example at a time, ``threads``, and the
+progress bar (on with ``bar=True``, off when stderr is not a terminal)."""
+
+from __future__ import annotations
+
+import random
+import shutil
+from pathlib import Path
+
+import pytest
+
+from biotok.datasets.bio import Sentence
+from biotok.errors import ConfigError
+from biotok_train.config import FinetuneConfig, OptimConfig
+from biotok_train.finetune.batches import MEGA_BATCHES, length_grouped_order, pad_rows
+
+FAST = FinetuneConfig(epochs=2, batch_size=4, max_length=48, patience=2, optim=OptimConfig(lr=1e-3, warmup=0.0))
+
+
+@pytest.fixture(scope="module")
+def tiny_model(tmp_path_factory, tiny_wordpiece) -> Path:
+    import torch
+    from transformers import BertConfig, BertForMaskedLM
+
+    from biotok_train.hf_models import load_model_tokenizer
+
+    out = tmp_path_factory.mktemp("engine") / "tiny-bert"
+    shutil.copytree(tiny_wordpiece, out)
+    tok = load_model_tokenizer(out)
+    torch.manual_seed(0)
+    BertForMaskedLM(BertConfig(vocab_size=tok.vocab_size, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                               intermediate_size=64, max_position_embeddings=130,
+                               pad_token_id=tok.pad_id)).save_pretrained(out)
+    return out
+
+
+def _dataset():
+    from biotok_train.tasks.examples import TaskData
+
+    words = "le patient présente une fièvre aiguë depuis trois jours et une toux sèche".split()
+    sents = []
+    for i in range(30):
+        n = 3 + i % 9
+        tags = ["O"] * n
+        if n > 4:
+            tags[4] = "B-DISO"
+        sents.append(Sentence(tuple(words[:n]), tuple(tags), f"s{i}"))
+    return TaskData("tiny-ner", "ner", ("DISO",), tuple(sents[:20]), tuple(sents[20:25]), tuple(sents[25:]))
+
+
+def test_length_grouped_order_is_the_group_by_length_recipe():
+    rng = random.Random(1)
+    lengths = [rng.randint(1, 128) for _ in range(1000)]
+    order = length_grouped_order(lengths, 16, random.Random(0))
+    assert sorted(order) == list(range(1000))  # a permutation: every example once per epoch
+    assert order == length_grouped_order(lengths, 16, random.Random(0))  # same seed, same order
+    assert order != length_grouped_order(lengths, 16, random.Random(1))
+    assert lengths[order[0]] == max(lengths)  # the longest batch first (fails early if too long)
+    size = min(1000 // (16 * 4), MEGA_BATCHES) * 16  # 15 batches per mega-batch here
+    for m in range(0, 1000, size):
+        mega = [lengths[i] for i in order[m : m + size]]
+        rest = mega[1:] if m == 0 else mega  # the swapped-in longest one
+        assert rest == sorted(rest, reverse=True)
+    # padding: grouped batches waste far fewer positions than shuffled ones
+    def padded(o):
+        return sum(len(o[b : b + 16]) * max(lengths[i] for i in o[b : b + 16]) for b in range(0, len(o), 16))
+
+    shuffled = list(range(1000))
+    random.Random(0).shuffle(shuffled)
+    assert padded(order) < 0.7 * padded(shuffled)
+
+
+def test_length_grouped_order_small_sets():
+    assert length_grouped_order([], 4, random.Random(0)) == []
+    assert sorted(length_grouped_order([3, 1, 2], 16, random.Random(0))) == [0, 1, 2]
+
+
+def test_pad_rows_pads_to_the_batch_longest_only():
+    ids, mask = pad_rows([[5, 6, 7], [8]], 0)
+    assert ids.tolist() == [[5, 6, 7], [8, 0, 0]] and mask.tolist() == [[1, 1, 1], [1, 0, 0]]
+
+
+def test_threads_option_validated_and_restored(tiny_model):
+    import torch
+
+    from biotok_train.finetune import finetune
+
+    with pytest.raises(ConfigError, match="threads"):
+        FinetuneConfig(threads=-1)
+    before = torch.get_num_threads()
+    res = finetune(tiny_model, _dataset(), FinetuneConfig(**{**FAST.__dict__, "threads": 1}), progress=False)
+    assert res.config.threads == 1 and torch.get_num_threads() == before
+
+
+def test_batched_evaluation_matches_one_at_a_time(tiny_model):
+    """Length-sorted evaluation batches (padded to their longest row) predict as unpadded single examples."""
+    from biotok_train.finetune import make_head
+    from biotok_train.finetune.engine import predict
+    from biotok_train.hf_models import load_model, load_model_tokenizer
+
+    data = _dataset()
+    head = make_head("ner", FAST)
+    labels = head.labels(data)
+    tok = load_model_tokenizer(tiny_model)
+    model = load_model(tiny_model, head.auto_model, **head.model_kwargs(labels))
+    examples = list(data.train)
+    batched, loss = predict(model, head, tok, examples, labels, 48, batch_size=8)
+    single = [predict(model, head, tok, [e], labels, 48, batch_size=1)[0][0] for e in examples]
+    assert batched == single and loss > 0
+
+
+def test_progress_bar_on_demand_and_off_without_terminal(tiny_model, capsys):
+    from biotok_train.finetune import finetune
+
+    cfg = FinetuneConfig(**{**FAST.__dict__, "epochs": 1})
+    finetune(tiny_model, _dataset(), cfg, progress=True)  # stderr is captured: not a terminal
+    assert "step" not in capsys.readouterr().err
+    finetune(tiny_model, _dataset(), cfg, progress=True, bar=True)
+    err = capsys.readouterr().err
+    assert "5/5" in err and "step" in err and "dev" in err  # 20 examples / batch 4, the dev score shown
+
+
+def test_cli_threads_and_no_progress(tiny_model, tmp_path):
+    import json
+
+    from click.testing import CliRunner
+
+    from biotok_train.cli import main
+
+    d = tmp_path / "bio"
+    d.mkdir()
+    data = _dataset()
+    for name, split in (("train", data.train), ("dev", data.dev), ("test", data.test)):
+        (d / f"{name}.txt").write_text("".join("".join(f"{w} {t}\n" for w, t in zip(s.words, s.tags)) + "\n"
+                                               for s in split), encoding="utf-8")
+    res = CliRunner().invoke(main, ["finetune", str(tiny_model), "--task-type", "ner", "--train", str(d / "train.txt"),
+                                    "--dev", str(d / "dev.txt"), "--test", str(d / "test.txt"), "--epochs", "1",
+                                    "--threads", "1", "--no-progress", "--out", str(tmp_path / "out")])
+    assert res.exit_code == 0, res.output
+    assert json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))["config"]["threads"] == 1
+
+
+def test_entity_report_and_f1_are_seqevals_strict_numbers():
+    """The one-pass IOB2 entity reader gives seqeval's strict report and F1, float for float (and
+    key order), on random tag sequences with stray I-, untyped and hyphenated types."""
+    import json
+    import warnings
+
+    from seqeval.metrics import classification_report, f1_score, precision_score, recall_score
+    from seqeval.scheme import BILOU, IOB2
+
+    from biotok_train.evaluate.scores import entity_f1, entity_report
+
+    rng = random.Random(0)
+    tags = ["O", "O", "O", "B-A", "I-A", "B-B", "I-B", "B-Long-Type", "I-Long-Type", "I-A", "B", "I"]
+    kw = dict(mode="strict", zero_division=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # numpy: mean of empty slice when no entity at all
+        for _ in range(200):
+            gold = [[rng.choice(tags) for _ in range(rng.randint(0, 12))] for _ in range(rng.randint(1, 20))]
+            pred = [[rng.choice(tags) if rng.random() < 0.4 else t for t in s] for s in gold]
+            ref = classification_report(gold, pred, scheme=IOB2, output_dict=True, **kw)
+            ref = {k: {m: (int(v) if m == "support" else float(v)) for m, v in d.items()} for k, d in ref.items()}
+            assert json.dumps(entity_report(gold, pred)) == json.dumps(ref)
+            e = entity_f1(gold, pred)
+            assert (e.value, e.details["precision"], e.details["recall"]) == (
+                float(f1_score(gold, pred, scheme=IOB2, **kw)), float(precision_score(gold, pred, scheme=IOB2, **kw)),
+                float(recall_score(gold, pred, scheme=IOB2, **kw)))
+        bilou = ["O", "B-A", "I-A", "L-A", "U-A", "U-B", "B-B", "L-B"]
+        for _ in range(50):
+            gold = [[rng.choice(bilou) for _ in range(rng.randint(1, 10))] for _ in range(rng.randint(1, 10))]
+            pred = [[rng.choice(bilou) if rng.random() < 0.4 else t for t in s] for s in gold]
+            assert entity_f1(gold, pred, "bioul").value == float(f1_score(gold, pred, scheme=BILOU, **kw))

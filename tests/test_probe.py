@@ -1,0 +1,162 @@
+"""The causal-LM probe: two tokenizers trained on the sample corpus, a toy GPT-2 each, scored in
+bits per character against their unigram floors; deterministic, resumable, one-line errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from tests.conftest import SAMPLE
+
+TOY = dict(steps=300, batch_size=8, seq_len=64, hidden=64, heads=2, layers=2, lr=3e-3, n_resamples=300)
+
+
+@pytest.fixture(scope="module")
+def texts(tmp_path_factory) -> tuple[Path, Path]:
+    """Training text (the first 300 documents of the sample) and held-out text (30 others)."""
+    d = tmp_path_factory.mktemp("probe-text")
+    lines = [l for l in SAMPLE.read_text(encoding="utf-8").splitlines() if l.strip()]
+    (d / "train.txt").write_text("\n".join(lines[:300]) + "\n", encoding="utf-8")
+    (d / "held.txt").write_text("\n".join(lines[-30:]) + "\n", encoding="utf-8")
+    return d / "train.txt", d / "held.txt"
+
+
+@pytest.fixture(scope="module")
+def toks(tmp_path_factory) -> tuple[Path, Path]:
+    """A lowercasing Unigram and a cased BPE, 1,000 pieces each, trained on the sample corpus."""
+    from biotok import train_tokenizer
+    from biotok.config import NormalizeConfig, TrainConfig
+
+    d = tmp_path_factory.mktemp("probe-toks")
+    train_tokenizer([SAMPLE], TrainConfig(algo="unigram", vocab_size=1000, normalize=NormalizeConfig(lowercase=True)),
+                    d / "uni", workers=1)
+    train_tokenizer([SAMPLE], TrainConfig(algo="bpe", vocab_size=1000), d / "bpe", workers=1)
+    return d / "uni", d / "bpe"
+
+
+def _cfg(toks, texts, **kw):
+    from biotok_train.config import ProbeConfig
+
+    return ProbeConfig(tokenizers=tuple(map(str, toks)), corpus=(str(texts[0]),), heldout=(str(texts[1]),),
+                       **{**TOY, **kw})
+
+
+def test_learned_models_beat_their_unigram_floor_deterministically(toks, texts, tmp_path):
+    from biotok_train.probe import run_probe
+
+    r = run_probe(_cfg(toks, texts), tmp_path / "a", progress=False)
+    assert [a["name"] for a in r.arms] == ["uni", "bpe"]
+    for a in r.arms:
+        assert a["bits_per_char"]["mean"] < a["unigram_floor_bits_per_char"]
+        assert a["versus_floor"]["verdict"] == "better" and a["versus_floor"]["high"] < 0
+        assert 0 < a["pieces_per_char"] < 1 and a["train_tokens"] == 300 * 8 * 64
+    c = r.comparisons[0]
+    assert (c["reference_arm"], c["candidate_arm"]) == ("uni", "bpe") and c["low"] <= c["difference"] <= c["high"]
+    # bits/char is the summed NLL over the held-out characters
+    held_chars = sum(len(l) for l in texts[1].read_text(encoding="utf-8").splitlines())
+    assert r.setup["heldout_chars"] == held_chars
+    run0 = json.loads(next((tmp_path / "a" / "runs").glob("uni-*/seed0.json")).read_text())
+    assert r.arms[0]["bits_per_char"]["mean"] == pytest.approx(sum(run0["doc_bits"]) / held_chars)
+    # case is discarded by one arm only: the report says the comparison is not like for like
+    assert any("Not like for like" in n for n in r.notes)
+    md = (tmp_path / "a" / "probe.md").read_text()
+    assert "Not like for like" in md and "unigram floor" in md and "Versions:" in md
+
+    # the same inputs and seeds give the same bytes (a fresh folder: every model trained again)
+    run_probe(_cfg(toks, texts), tmp_path / "b", progress=False)
+    a, b = tmp_path / "a", tmp_path / "b"
+    assert (a / "probe.png").read_bytes() == (b / "probe.png").read_bytes()
+    ja, jb = (json.loads((d / "probe.json").read_text()) for d in (a, b))
+    assert ja.pop("command").replace(str(a), "OUT") == jb.pop("command").replace(str(b), "OUT")
+    assert ja == jb
+    assert (a / "probe.md").read_text().replace(str(a), "OUT") == (b / "probe.md").read_text().replace(str(b), "OUT")
+
+    # a rerun resumes: the cached runs are reused, not trained again
+    runs = sorted((a / "runs").rglob("seed*.json"))
+    stamps = [p.stat().st_mtime_ns for p in runs]
+    before = (a / "probe.json").read_bytes()
+    run_probe(_cfg(toks, texts), a, progress=False)
+    assert [p.stat().st_mtime_ns for p in runs] == stamps
+    assert (a / "probe.json").read_bytes() == before
+
+
+def test_fair_mode_and_errors_on_the_command_line(toks, texts, tmp_path):
+    from biotok_train.cli import main
+
+    base = [str(toks[0]), str(toks[1]), "--corpus", str(texts[0]), "--heldout", str(texts[1]),
+            "--steps", "20", "--batch-size", "8", "--seq-len", "64", "--hidden", "32", "--n-resamples", "100"]
+    res = CliRunner().invoke(main, ["probe", *base, "--fair", "--seeds", "0", "1", "--out", str(tmp_path / "f"), "-q"])
+    assert res.exit_code == 0, res.output
+    assert "bits/char" in res.output
+    data = json.loads((tmp_path / "f" / "probe.json").read_text())
+    assert data["setup"]["text"] == "fair: lowercases" and data["setup"]["seeds"] == [0, 1]
+    assert not any("Not like for like" in n for n in data["notes"])
+    assert "--fair" in data["command"] and "--seeds 0 1" in data["command"]
+    # fair mode scores the lowercased held-out text: the characters are the same here
+    assert data["setup"]["heldout_chars"] == sum(len(l) for l in texts[1].read_text(encoding="utf-8").splitlines())
+    assert len(data["arms"][0]["bits_per_char"]["values"]) == 2
+    assert {p.name for p in (tmp_path / "f").iterdir()} >= {"probe.md", "probe.json", "probe.png", "timings.json"}
+
+    # a changed recipe in the same folder: refused without --force, replaced with it
+    res = CliRunner().invoke(main, ["probe", *base, "--lr", "1e-2", "--out", str(tmp_path / "f")])
+    assert res.exit_code == 2 and "another recipe" in res.output and len(res.output.strip().splitlines()) == 1
+    res = CliRunner().invoke(main, ["probe", *base, "--lr", "1e-2", "--out", str(tmp_path / "f"), "--force", "-q"])
+    assert res.exit_code == 0, res.output
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--heldout", "missing.txt"], "missing.txt"),
+    (["--heldout", "HELD", "--steps", "5", "--tokens", "100"], "--steps or --tokens"),
+    (["--heldout", "HELD", "--seq-len", "4"], "--seq-len"),
+])
+def test_bad_input_is_one_line_and_exit_2(toks, texts, tmp_path, extra, message):
+    from biotok_train.cli import main
+
+    extra = [str(texts[1]) if e == "HELD" else e for e in extra]
+    res = CliRunner().invoke(main, ["probe", str(toks[0]), "--corpus", str(texts[0]), *extra,
+                                    "--out", str(tmp_path / "o")])
+    assert res.exit_code == 2, res.output
+    assert message in res.output and len(res.output.strip().splitlines()) == 1
+    assert not (tmp_path / "o").exists()
+
+
+def test_not_a_probe_folder_is_refused(toks, texts, tmp_path):
+    from biotok_train.cli import main
+
+    (tmp_path / "o").mkdir()
+    (tmp_path / "o" / "notes.txt").write_text("mine")
+    res = CliRunner().invoke(main, ["probe", str(toks[0]), "--corpus", str(texts[0]), "--heldout", str(texts[1]),
+                                    "--out", str(tmp_path / "o"), "--force"])
+    assert res.exit_code == 2 and "not a probe output" in res.output
+    assert (tmp_path / "o" / "notes.txt").read_text() == "mine"
+
+
+def test_normalization_and_fair_transform(toks):
+    from biotok_train.probe import data as D
+    from biotok_train.probe.run import load_tokenizer
+
+    uni, bpe = (D.normalization(load_tokenizer(str(t))) for t in toks)
+    assert uni.lowercases and not bpe.lowercases and not bpe.strips_accents
+    how = D.fair_transform([uni, bpe])
+    assert D.transform("Échographie", how) == "échographie"
+    assert D.transform("Échographie", D.Normalization(True, True)) == "echographie"
+    # pieces that decode back to the normalized text: all of them for this BPE; WordPiece-like
+    # losses (spacing, characters behind the unknown token) would show below 1
+    bpe_tok = load_tokenizer(str(toks[1]))
+    docs = [l for l in SAMPLE.read_text(encoding="utf-8").splitlines() if l.strip()][:20]
+    assert D.round_trip_share(bpe_tok, docs, D.encode_documents(bpe_tok, docs)) == 1.0
+    assert D.round_trip_share(bpe_tok, ["x y"], [D.encode_documents(bpe_tok, ["x"])[0]]) == 0.0
+
+
+def test_sliding_windows_score_every_piece_once():
+    from biotok_train.probe.model import windows
+
+    for n, length in ((1, 8), (2, 8), (8, 8), (9, 8), (30, 8), (31, 5)):
+        scored = []
+        for begin, end, first in windows(n, length):
+            assert end - begin <= length and begin < first <= end
+            scored.extend(range(first, end))
+        assert scored == list(range(1, n))

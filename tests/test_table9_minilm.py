@@ -1,0 +1,62 @@
+"""benchmarks/table9_minilm.py: the job order, and statistics + README from partial results."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("seqeval")
+
+from benchmarks import table9_minilm as T  # noqa: E402
+
+RECIPE = T.Recipe(tasks=("ncbi-disease", "bc5-chem"), seeds=(0, 1, 2), steps=1000, curve=(250, 500))
+
+
+def test_plan_puts_the_most_informative_jobs_first():
+    keys = [k for k, _ in T.plan(RECIPE)]
+    assert len(keys) == len(set(keys))
+    first = keys[:12]
+    assert {k.split("/")[1] for k in first} == {"general", "floor"}
+    order = [keys.index(k) for k in ("pt/continual", "ft/continual/ncbi-disease/step1000/s0", "pt/transfer-fvt",
+                                     "ft/transfer-fvt/ncbi-disease/step1000/s2", "pt/transfer-random",
+                                     "ft/transfer-fvt/ncbi-disease/step0/s0", "ft/continual/ncbi-disease/step250/s0")]
+    assert order == sorted(order)
+    assert keys[-1] == "ft/transfer-fvt/ncbi-disease/step500/s2"
+    # 5 arms x 2 tasks x 3 seeds, 3 pretrainings, the curve: fvt at 0, both arms at 250 and 500
+    assert len(keys) == 30 + 3 + 3 + 12
+
+
+def _run(gold, pred, score):
+    return {"score": score, "cpu_s": 60.0, "wall_s": 90.0, "gold": gold, "pred": pred}
+
+
+def test_statistics_and_readme_from_partial_results():
+    gold = [["B-Disease", "O"], ["O", "B-Disease"], ["B-Disease", "I-Disease"]] * 20
+    bad = [["O", "O"]] * 60
+    done = {}
+    for seed in RECIPE.seeds:
+        done[f"ft/general/ncbi-disease/step0/s{seed}"] = _run(gold, gold, 1.0)
+        done[f"ft/floor/ncbi-disease/step0/s{seed}"] = _run(gold, bad, 0.0)
+    done["ft/general/bc5-chem/step0/s0"] = _run(gold, gold, 1.0)
+    comps = {(c["task"], c["candidate"], c["reference"]): c for c in T.comparisons(done, RECIPE)}
+    g = comps[("ncbi-disease", "general", "floor")]
+    assert g["difference"] == 1.0 and g["low"] > 0 and g["verdict"] == "better" and g["n_seeds"] == 3
+    assert comps[("ncbi-disease", "continual", "floor")] == {"task": "ncbi-disease", "candidate": "continual",
+                                                              "reference": "floor", "pending": True}
+    assert comps[("bc5-chem", "general", "floor")]["pending"]  # no floor run on bc5-chem yet
+    corpus = {"chars": 1000, "sources": [{"file": "f.tsv.gz", "lines": 10, "sha256": "a" * 64}], "lines_in": 10,
+              "evaluated_sentences": 5, "exclusion": {"excluded": 2, "matched": 1, "kept": 8, "short_exact": 1},
+              "lines": 8, "sha256": "b" * 64}
+    curve = T.curve(done, RECIPE)
+    assert [p["mean"] for p in curve if p["arm"] == "continual" and p["step"] == 0] == [1.0]  # general is step 0
+    a = {"recipe": dict(T.dataclasses.asdict(RECIPE)), "corpus": corpus, "vocabulary": {"vocab_size": 30522},
+         "base": {"name": "m", "architecture": "BertModel", "layers": 6, "hidden": 384, "parameters": 1, "vocab_size": 3,
+                  "wheel": "w.whl", "wheel_sha256": "c" * 64},
+         "segmentation": {"general": {"ncbi-disease": {"pieces_per_word": 1.2, "pieces_per_sentence": 30.0}}},
+         "arms": T.arms_table(done, RECIPE, corpus), "comparisons": list(comps.values()), "curve": curve,
+         "pending": [k for k, _ in T.plan(RECIPE) if k not in done], "jobs": len(T.plan(RECIPE))}
+    text = T.readme(a)
+    assert "| general | general | 1.000 ± 0.000 | 1.000 (1 seeds) |" in text
+    assert "| continual | general | pending | pending |" in text
+    assert "general − floor | ncbi-disease | +1.000" in text and "better" in text
+    assert "1 of 8 (arm, task) pairs beat the floor" in text and "7 pending" in text
+    assert f"{len(a['pending'])} of {a['jobs']} jobs still pending" in text
