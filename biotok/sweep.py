@@ -29,6 +29,7 @@ from biotok.output import atomic_directory, check_writable
 from biotok.report import json_safe
 from biotok.tokenizer import BiotokTokenizer
 from biotok.train import train_tokenizer
+from biotok.zipf import best_fit
 
 @dataclass(frozen=True)
 class SweepPoint:
@@ -41,6 +42,9 @@ class SweepPoint:
     pieces: int
     embedding_params: int
     path: str  # the trained tokenizer, relative to the sweep folder
+    zipf_exponent: float | None = None  # power-law fit of the piece frequencies on the held-out text
+    zipf_r2: float | None = None  # its goodness of fit (1: a perfect power law); None: too few pieces
+
 
 MARKER = "sweep.json"  # the file that makes a folder a sweep output (what --force may replace)
 
@@ -55,7 +59,17 @@ class SweepResult:
     knee: int | None  # the vocabulary size at the knee of the fertility curve
     knee_method: str = "Kneedle (Satopää et al., 2011), offline, on fertility vs vocabulary size"
     skipped: tuple[tuple[int, str], ...] = ()  # sizes this corpus could not train, with the reason
+    zipf_best: int | None = None  # the size whose piece frequencies follow a power law most closely
+    zipf_method: str = ("highest R² of a log-log least-squares fit of piece frequency against rank "
+                        "(ranks with count >= 5), on the held-out text (He et al., EMNLP 2025)")
     out: str = field(default="", compare=False)
+
+    @property
+    def criteria_agree(self) -> bool | None:
+        """Whether the fertility knee and the best Zipf fit name the same size (None: one is missing)."""
+        if self.knee is None or self.zipf_best is None:
+            return None
+        return self.knee == self.zipf_best
 
     def as_dict(self) -> dict:
         d = asdict(self)
@@ -178,12 +192,14 @@ def _measure(trained: list[tuple[int, str, BiotokTokenizer]], eval_lines: list[s
         vocab_size=tok.vocab_size, fertility=r.fertility, split_share=r.split_share,
         mean_sequence_length=r.mean_sequence_length, pieces=r.pieces,
         embedding_params=tok.vocab_size * cfg.hidden_size, path=rel,
-    ) for (size, rel, tok), r in zip(trained, cmp.results)]
+        zipf_exponent=z.exponent if z is not None else None, zipf_r2=z.r2 if z is not None else None,
+    ) for (size, rel, tok), r, z in zip(trained, cmp.results, cmp.zipf)]
     k = kneedle([p.vocab_size for p in points], [p.fertility for p in points], "convex")
     return SweepResult(
         algo=base.algo, hidden_size=cfg.hidden_size, eval_lines=cmp.results[0].lines,
         eval_words=cmp.results[0].words, points=tuple(points),
-        knee=points[k].vocab_size if k is not None else None, skipped=tuple(skipped), out=out,
+        knee=points[k].vocab_size if k is not None else None, skipped=tuple(skipped),
+        zipf_best=best_fit({p.vocab_size: z for p, z in zip(points, cmp.zipf)}), out=out,
     )
 
 
@@ -218,24 +234,40 @@ def sweep(
     return result
 
 
+def criteria_sentence(r: SweepResult) -> str:
+    """The two criteria in one sentence, and whether they agree (computed, never typed)."""
+    knee = f"the knee of the fertility curve is **{r.knee:,}**" if r.knee else "no knee was found in the fertility curve"
+    zipf = (f"the piece frequencies follow a power law most closely at **{r.zipf_best:,}**" if r.zipf_best
+            else "no size had enough frequent pieces for a Zipf fit")
+    agree = {True: "The two criteria agree.", False: "The two criteria disagree: fertility says the vocabulary "
+             "stops paying for itself at the knee, the Zipf fit says where the distribution looks most like "
+             "natural language; only downstream numbers (biotok-train ablate) can settle it.",
+             None: ""}[r.criteria_agree]
+    return f"{knee[0].upper()}{knee[1:]}; {zipf}. {agree}".strip()
+
+
+def _zipf_cells(p: SweepPoint) -> str:
+    return f"{p.zipf_exponent:.3f} | {p.zipf_r2:.4f}" if p.zipf_r2 is not None else "- | -"
+
+
 def sweep_markdown(r: SweepResult) -> str:
     lines = [
         f"# Vocabulary size sweep ({r.algo})",
         "",
-        f"Measured on {r.eval_lines:,} held-out lines ({r.eval_words:,} biotok words). "
-        f"Knee of the fertility curve: **{r.knee:,}**" if r.knee else
-        f"Measured on {r.eval_lines:,} held-out lines ({r.eval_words:,} biotok words). No knee found.",
+        f"Measured on {r.eval_lines:,} held-out lines ({r.eval_words:,} biotok words). {criteria_sentence(r)}",
         "",
-        f"| vocab size | fertility | split words | pieces/line | embedding params (hidden {r.hidden_size}) |",
-        "|---|---|---|---|---|",
+        f"| vocab size | fertility | split words | pieces/line | embedding params (hidden {r.hidden_size}) "
+        "| Zipf exponent | Zipf R² |",
+        "|---|---|---|---|---|---|---|",
     ]
     for p in r.points:
-        mark = " ◀ knee" if p.vocab_size == r.knee else ""
+        mark = "".join([" ◀ knee" if p.vocab_size == r.knee else "", " ◀ best Zipf fit" if p.vocab_size == r.zipf_best else ""])
         lines.append(f"| {p.vocab_size:,}{mark} | {p.fertility:.3f} | {100 * p.split_share:.1f}% | "
-                     f"{p.mean_sequence_length:.1f} | {p.embedding_params / 1e6:.1f} M |")
+                     f"{p.mean_sequence_length:.1f} | {p.embedding_params / 1e6:.1f} M | {_zipf_cells(p)} |")
     for size, why in r.skipped:
         lines.append(f"\nSkipped {size:,}: {why}")
-    lines += ["", f"Knee method: {r.knee_method}.", "", "![sweep](sweep.png)", ""]
+    lines += ["", f"Knee method: {r.knee_method}.", f"Zipf criterion: {r.zipf_method}; formula in docs/compare.md.",
+              "", "![sweep](sweep.png)", ""]
     return "\n".join(lines)
 
 
@@ -248,11 +280,12 @@ def plot_sweep(r: SweepResult, path: str | os.PathLike[str]) -> Path:
     import matplotlib.pyplot as plt  # lazy: as above, once the Agg backend is chosen
 
     xs = [p.vocab_size for p in r.points]
-    fig, axes = plt.subplots(1, 3, figsize=(13, 4))
+    fig, axes = plt.subplots(1, 4, figsize=(17, 4))
     panels = (
         ([p.fertility for p in r.points], "Fertility (pieces per word)", "pieces per word"),
         ([p.mean_sequence_length for p in r.points], "Sequence length", "pieces per line"),
         ([p.embedding_params / 1e6 for p in r.points], f"Embedding parameters (hidden {r.hidden_size})", "millions"),
+        ([p.zipf_r2 if p.zipf_r2 is not None else float("nan") for p in r.points], "Zipf fit (R² of log-log)", "R²"),
     )
     for ax, (ys, title, ylabel) in zip(axes, panels):
         ax.plot(xs, ys, marker="o", color="C0")
@@ -266,6 +299,11 @@ def plot_sweep(r: SweepResult, path: str | os.PathLike[str]) -> Path:
         i = xs.index(r.knee)
         axes[0].annotate(f"knee: {r.knee:,}", (r.knee, r.points[i].fertility), textcoords="offset points",
                          xytext=(10, 10), color="C3")
+    if r.zipf_best is not None:
+        i = xs.index(r.zipf_best)
+        axes[3].axvline(r.zipf_best, color="C2", linestyle=":", linewidth=1.5)
+        axes[3].annotate(f"best fit: {r.zipf_best:,}", (r.zipf_best, r.points[i].zipf_r2), textcoords="offset points",
+                         xytext=(10, -15), color="C2")
     fig.suptitle(f"Vocabulary size sweep, {r.algo} ({r.eval_words:,} held-out words)")
     fig.tight_layout()
     path = Path(path)

@@ -17,7 +17,8 @@ def test_sweep_command(tmp_path, sample_corpus):
     out = tmp_path / "sw"
     r = run("sweep", str(sample_corpus), "--sizes", "600,1200,2400", "--out", str(out), "--no-progress")
     assert r.exit_code == 0, r.output
-    assert "knee:" in r.output and "fertility" in r.output
+    assert "knee of the fertility curve" in r.output and "fertility" in r.output
+    assert "power law most closely at" in r.output and "Zipf R²" in r.output  # both criteria shown
     data = json.loads((out / "sweep.json").read_text(encoding="utf-8"))
     assert [p["vocab_size"] for p in data["points"]] == [600, 1200, 2400]
     assert (out / "sweep.png").is_file() and (out / "sweep.md").is_file()

@@ -61,6 +61,12 @@ def test_sweep_on_the_sample(tmp_path, sample_corpus):
     assert r.points[0].path == f"tokenizers/{r.algo}-600"
     data = json.loads((out / "sweep.json").read_text(encoding="utf-8"))
     assert data["knee"] == r.knee and len(data["points"]) == 3
+    # the Zipf criterion beside the knee: a fit per size, the best one named, agreement computed
+    assert all(0 < p.zipf_r2 <= 1 and p.zipf_exponent > 0 for p in r.points)
+    assert r.zipf_best == max(r.points, key=lambda p: (p.zipf_r2, -p.vocab_size)).vocab_size
+    assert data["zipf_best"] == r.zipf_best
+    md = (out / "sweep.md").read_text(encoding="utf-8")
+    assert "◀ best Zipf fit" in md and ("criteria agree" in md) == (r.knee == r.zipf_best)
     with pytest.raises(OutputExistsError):
         sweep([sample_corpus], out, cfg)
     # same corpus, config and seed: the same bytes
@@ -68,3 +74,15 @@ def test_sweep_on_the_sample(tmp_path, sample_corpus):
           TrainConfig(algo="unigram"))
     for name in ("sweep.json", "sweep.md", "sweep.png"):
         assert (out / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
+
+
+def test_the_criteria_sentence_says_when_they_disagree():
+    from biotok.sweep import SweepPoint, SweepResult, criteria_sentence
+
+    pts = tuple(SweepPoint(n, 1.5, 0.3, 20.0, 100, n * 8, f"t/{n}", 1.0, 0.9) for n in (1000, 2000, 4000))
+    both = SweepResult("unigram", 8, 10, 100, pts, knee=2000, zipf_best=2000)
+    assert both.criteria_agree and "agree" in criteria_sentence(both)
+    split = SweepResult("unigram", 8, 10, 100, pts, knee=2000, zipf_best=4000)
+    assert split.criteria_agree is False and "disagree" in criteria_sentence(split)
+    none = SweepResult("unigram", 8, 10, 100, pts, knee=None, zipf_best=4000)
+    assert none.criteria_agree is None and "no knee" in criteria_sentence(none).lower()

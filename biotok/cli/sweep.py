@@ -67,13 +67,16 @@ def sweep(corpus, sizes, algo, lower, normalize, unicode, strip_accents, seed, h
     r = run_sweep(list(corpus), out, cfg, TrainConfig(algo=algo, normalize=norm, seed=seed),
                   eval_corpus=list(eval_corpus) or None, field_name=field_name, force=force,
                   progress=progress)
+    from biotok.sweep import criteria_sentence  # lazy: as above
+
     for p in r.points:
-        mark = "  <- knee" if p.vocab_size == r.knee else ""
+        mark = ("  <- knee" if p.vocab_size == r.knee else "") + ("  <- best Zipf fit" if p.vocab_size == r.zipf_best else "")
+        zipf = f"Zipf R² {p.zipf_r2:.4f}" if p.zipf_r2 is not None else "Zipf R² -"
         click.echo(f"{p.vocab_size:>8,}  fertility {p.fertility:.3f}  pieces/line {p.mean_sequence_length:7.1f}  "
-                   f"embedding {p.embedding_params / 1e6:6.1f} M{mark}")
+                   f"embedding {p.embedding_params / 1e6:6.1f} M  {zipf}{mark}")
     for size, why in r.skipped:
         click.echo(f"{size:>8,}  skipped: {why}")
-    click.echo(f"knee: {r.knee:,}" if r.knee else "knee: none (the curve has no bend)")
+    click.echo(criteria_sentence(r).replace("**", ""))
     click.echo(f"written to {out}/ (sweep.md, sweep.png, sweep.json, tokenizers/)")
 
 
