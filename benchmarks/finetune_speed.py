@@ -153,13 +153,24 @@ def hf_features(tok, sentences, label2id: dict[str, int], max_length: int) -> li
     return out
 
 
-def word_tags(features: list[dict], logits, labels: list[str], sentences) -> list[list[str]]:
-    """Each word's predicted tag (its first piece's argmax; 'O' for words cut by truncation)."""
+def word_tags(features: list[dict], logits, labels: list[str], sentences, order: list[int]) -> list[list[str]]:
+    """Each word's predicted tag (its first piece's argmax; 'O' for words cut by truncation).
+    ``logits[k]`` is the row of example ``order[k]``: with group_by_length the Trainer's
+    evaluation sampler is length-grouped too, so predictions come back in its order."""
+    rows = [None] * len(features)
+    for k, i in enumerate(order):
+        rows[i] = logits[k]
     out = []
-    for f, row, s in zip(features, logits, sentences):
+    for f, row, s in zip(features, rows, sentences):
         tags = [labels[int(row[j].argmax())] for j, l in enumerate(f["labels"]) if l != -100]
         out.append(tags + ["O"] * (len(s.words) - len(tags)))
     return out
+
+
+def eval_order(trainer, dataset) -> list[int]:
+    """The order in which the Trainer evaluates ``dataset`` (its evaluation sampler's)."""
+    sampler = trainer._get_eval_sampler(dataset)
+    return list(sampler) if sampler is not None else list(range(len(dataset)))
 
 
 def build_trainer(model: Path, data, cfg, labels: list[str], work: Path):
@@ -167,6 +178,7 @@ def build_trainer(model: Path, data, cfg, labels: list[str], work: Path):
     import transformers
     from transformers import (AutoModelForTokenClassification, AutoTokenizer, DataCollatorForTokenClassification,
                               Trainer, TrainingArguments)
+    from transformers.trainer_callback import PrinterCallback
 
     from biotok_train.finetune.ner import score
     from biotok_train.hf_models import encoder_dir
@@ -181,8 +193,8 @@ def build_trainer(model: Path, data, cfg, labels: list[str], work: Path):
                                                           id2label=dict(enumerate(labels)))
 
     def dev_f1(pred) -> dict:
-        return {"f1": score([list(s.tags) for s in data.dev], word_tags(dev, pred.predictions, labels, data.dev))
-                ["micro avg"]["f1-score"]}
+        tags = word_tags(dev, pred.predictions, labels, data.dev, eval_order(trainer, dev))
+        return {"f1": score([list(s.tags) for s in data.dev], tags)["micro avg"]["f1-score"]}
 
     args = TrainingArguments(
         output_dir=str(work / "trainer"), per_device_train_batch_size=cfg.batch_size,
@@ -194,6 +206,7 @@ def build_trainer(model: Path, data, cfg, labels: list[str], work: Path):
         train_sampling_strategy="group_by_length")
     trainer = Trainer(model=net, args=args, train_dataset=train, eval_dataset=dev, processing_class=tok,
                       data_collator=DataCollatorForTokenClassification(tok), compute_metrics=dev_f1)
+    trainer.remove_callback(PrinterCallback)  # no metrics dicts printed
     return trainer, test
 
 
@@ -215,7 +228,11 @@ def run_trainer(model: Path, data, cfg, labels: list[str], work: Path) -> dict:
             state = trainer.train()
         with clock.phase("test"):
             pred = trainer.predict(test)
-            tags = word_tags(test, pred.predictions, labels, data.test)
+            order = eval_order(trainer, test)
+            for k, i in enumerate(order):  # the gold rows came back in that order: the mapping is right
+                gold = pred.label_ids[k]
+                assert list(gold[gold != -100]) == [l for l in test[i]["labels"] if l != -100]
+            tags = word_tags(test, pred.predictions, labels, data.test, order)
             f1 = score([list(s.tags) for s in data.test], tags)["micro avg"]["f1-score"]
     for d in (clock.wall, clock.cpu):  # train() ran the dev evaluations inside it
         d["train"] -= d.get("dev", 0.0)

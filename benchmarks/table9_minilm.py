@@ -3,7 +3,7 @@
 One command, resumable (every finished part is reused), the README computed from ablation.json::
 
     python -m biotok_train.bases minilm              # once: the base into $BIOTOK_CACHE/bases/
-    OMP_NUM_THREADS=1 python benchmarks/table9_minilm.py          # WORK defaults to $BIOTOK_CACHE/table9-minilm
+    OMP_NUM_THREADS=1 python benchmarks/table9_minilm.py --workers 2   # WORK: $BIOTOK_CACHE/table9-minilm
     python benchmarks/table9_minilm.py --report-only              # README + ablation.json from what is done
 
 Arms, all from MiniLM (a bare BertModel: the MLM head is created, see hf_models.load_masked_lm):
@@ -22,11 +22,13 @@ transfer-random, then the curve); the README says which cells are still pending.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import json
 import logging
 import os
 import shutil
+import subprocess
 import sys
 import tarfile
 import time
@@ -344,6 +346,102 @@ def result_file(work: Path, key: str) -> Path:
     return work / "results" / (key.replace("/", "_") + ".json")
 
 
+# --------------------------------------------------------------------------- parallel workers
+def ready(models: Models, job: tuple) -> bool:
+    """Whether a job's model exists: a fine-tuning run of a pretrained arm waits for its checkpoint
+    (the final one only once the arm's pretraining job has finished)."""
+    kind, arm, _task, _seed, step = job
+    if kind == "pt" or arm not in PRETRAINED or not step:
+        return True
+    if step == models.recipe.steps:
+        return result_file(models.work, f"pt/{arm}").is_file()
+    return (models.checkpoint(arm, step) / "config.json").is_file()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def claim(work: Path, key: str) -> Path | None:
+    """Take ``key`` for this process (an O_EXCL lock file holding its pid); a lock whose process is
+    gone (an interrupted run) is taken over. None when another live worker holds it."""
+    return claim_lock(result_file(work, key).with_suffix(".lock"))
+
+
+def claim_lock(lock: Path) -> Path | None:
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    for _ in range(2):
+        try:
+            fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+        except FileExistsError:
+            try:
+                pid = int(lock.read_text())
+            except (OSError, ValueError):  # gone, or being written by its owner
+                return None
+            if _alive(pid):
+                return None
+            lock.unlink(missing_ok=True)
+            continue
+        os.write(fd, str(os.getpid()).encode())
+        os.close(fd)
+        return lock
+    return None
+
+
+def work_loop(models: Models, work: Path, out: Path, recipe: Recipe, base: Path, max_jobs: int = 0) -> int:
+    """Run the pending jobs in plan order, the first ready and unclaimed one each time, until none is
+    left (waiting while the only pending ones wait on another worker). Several processes may run
+    this on one WORK at once."""
+    ran = 0
+    while not (max_jobs and ran >= max_jobs):
+        pending = [(k, j) for k, j in plan(recipe) if not result_file(work, k).is_file()]
+        if not pending:
+            break
+        for key, job in pending:
+            if not ready(models, job):
+                continue
+            lock = claim(work, key)
+            if lock is None:
+                continue
+            try:
+                if not result_file(work, key).is_file():  # another worker may have finished it meanwhile
+                    log.info("job %s", key)
+                    write_json(result_file(work, key), run_job(models, key, job))
+                    ran += 1
+                    publish(work, out, models, recipe, base)
+            finally:
+                lock.unlink(missing_ok=True)
+            break
+        else:
+            time.sleep(20)  # everything pending is running elsewhere or waits on a pretraining
+    return ran
+
+
+@contextlib.contextmanager
+def holding(lock: Path):
+    """Hold ``lock`` (see :func:`claim`), waiting while another live process holds it."""
+    while (held := claim_lock(lock)) is None:
+        time.sleep(5)
+    try:
+        yield
+    finally:
+        held.unlink(missing_ok=True)
+
+
+def prebuild(models: Models) -> None:
+    """Every arm's start and pretraining data, built once before workers start (never concurrently)."""
+    for arm in ("floor", "transfer-fvt", "transfer-random"):
+        models.start(arm)
+    for arm in ("continual", "transfer-fvt"):
+        models.data(arm)
+
+
 # --------------------------------------------------------------------------- statistics
 def _summary(values: list[float]) -> dict:
     from biotok_train import stats as S
@@ -450,6 +548,16 @@ def arms_table(done: dict, recipe: Recipe, corpus: dict) -> dict:
     return arms
 
 
+def transfer_counts(work: Path) -> dict:
+    """How the transfer arms made each row of the new vocabulary (transfer.json), when built."""
+    out = {}
+    for method in ("fvt", "random"):
+        f = work / "models" / f"transfer-{method}-step0" / "transfer.json"
+        if f.is_file():
+            out[f"rows_{method}"] = read_json(f)["counts"]
+    return out
+
+
 def analysis(work: Path, models: Models, recipe: Recipe, base_meta: dict) -> dict:
     from biotok.io import versions
 
@@ -457,7 +565,8 @@ def analysis(work: Path, models: Models, recipe: Recipe, base_meta: dict) -> dic
     corpus = read_json(work / "corpus" / "corpus.json")
     return {"format": "biotok-table9-minilm/1", "recipe": dataclasses.asdict(recipe), "base": base_meta,
             "versions": versions(("biotok", "torch", "transformers", "tokenizers", "python")),
-            "corpus": corpus, "vocabulary": {"vocab_size": read_json(work / "vocab.json")["vocab_size"]},
+            "corpus": corpus, "vocabulary": {"vocab_size": read_json(work / "vocab.json")["vocab_size"],
+                                             **transfer_counts(work)},
             "segmentation": segmentation(work, models, recipe), "arms": arms_table(done, recipe, corpus),
             "comparisons": comparisons(done, recipe), "curve": curve(done, recipe),
             "pending": [k for k, _ in plan(recipe) if k not in done], "jobs": len(plan(recipe))}
@@ -540,6 +649,13 @@ def _md_curve(a: dict) -> list[str]:
         cells = [_cell(pts[s]) + (f" [{pts[s]['pretrain_cpu_min']}]" if pts[s].get("pretrain_cpu_min") is not None
                                   and pts[s].get("n") else "") for s in steps]
         lines.append(f"| {arm} | " + " | ".join(cells) + " |")
+    gaps = []
+    for step in steps:
+        pts = {p["arm"]: p for p in a["curve"] if p["step"] == step and p.get("n")}
+        if len(pts) == 2:
+            gaps.append(f"{step:,}: {pts['transfer-fvt']['mean'] - pts['continual']['mean']:+.3f}")
+    lines += ["", "transfer-fvt minus continual (mean test F1) at k = " + "; ".join(gaps) + "." if gaps
+              else "transfer-fvt minus continual: pending (no step has both arms yet)."]
     return lines
 
 
@@ -583,7 +699,9 @@ def readme(a: dict) -> str:
         "A bare encoder: biotok creates its MLM head (decoder tied to the input embeddings).", "",
         "## Pretraining text", "", *_md_sources(a), "",
         f"**Vocabulary** `biotok`: a lowercased biotok WordPiece of {a['vocabulary']['vocab_size']:,} pieces trained "
-        "on that text (`transfer-fvt`: new rows by FVT; `transfer-random`: new rows random). `general`: MiniLM's own.", "",
+        "on that text (`transfer-fvt`: new rows by FVT; `transfer-random`: new rows random). `general`: MiniLM's own."
+        + "".join(f" Rows ({k[5:]}): " + ", ".join(f"{n:,} {kind}" for kind, n in v.items()) + "."
+                  for k, v in a["vocabulary"].items() if k.startswith("rows_")), "",
         "## Recipe", "",
         f"MLM: N = {r['steps']:,} steps of {r['batch_size']} x {r['seq_len']} tokens, lr {r['lr']}, from each arm's start "
         "(the same N for every pretrained arm). N is what one CPU core affords (about half an hour per arm); the "
@@ -664,6 +782,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--max-jobs", type=int, default=0, help="> 0: stop after that many jobs")
     p.add_argument("--device", default="cpu", help="pretraining device (fine-tuning takes cuda when available)")
     p.add_argument("--report-only", action="store_true")
+    p.add_argument("--workers", type=int, default=1,
+                   help="processes running jobs at once on WORK, one thread each (jobs wait for the models they need)")
+    p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)  # a helper started by --workers
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     import torch
@@ -675,16 +796,21 @@ def main(argv: list[str] | None = None) -> int:
 
     work, models, recipe, base = setup(args)
     out = Path(args.out)
-    ran = 0
-    for key, job in ([] if args.report_only else plan(recipe)):
-        if result_file(work, key).is_file():
-            continue
-        if args.max_jobs and ran >= args.max_jobs:
-            break
-        log.info("job %s", key)
-        write_json(result_file(work, key), run_job(models, key, job))
-        ran += 1
-        publish(work, out, models, recipe, base)
+    if not args.report_only:
+        helpers = []
+        with holding(work / "results" / "prebuild.lock"):  # a worker started later finds them built
+            prebuild(models)
+        if args.workers > 1 and not args.worker:
+            argv_rest = [a for a in (argv if argv is not None else sys.argv[1:])]
+            helpers = [subprocess.Popen([sys.executable, __file__, *argv_rest, "--worker"],
+                                        env={**os.environ, "OMP_NUM_THREADS": "1"}) for _ in range(args.workers - 1)]
+        try:
+            work_loop(models, work, out, recipe, base, args.max_jobs)
+        finally:
+            for h in helpers:
+                h.wait()
+        if args.worker:
+            return 0
     a = publish(work, out, models, recipe, base)
     log.info("%s: %d of %d jobs done", out / "README.md", a["jobs"] - len(a["pending"]), a["jobs"])
     return 0

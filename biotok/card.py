@@ -117,9 +117,9 @@ def versions_line(versions: Mapping[str, str]) -> str:
 
 def tokenizer_card(name: str, meta: Mapping[str, Any], command: str | None = None) -> ModelCard:
     """The card of a biotok tokenizer artifact, from its biotok.json provenance ``meta``."""
-    cfg = meta.get("config", {})
-    norm = cfg.get("normalize", {})
-    corpus = meta.get("corpus", {})
+    cfg = meta.get("config") or {}
+    norm = cfg.get("normalize") or {}
+    corpus = meta.get("corpus") or {}  # None: trained from counts files without their record
     algo, backend = cfg.get("algo", "?"), cfg.get("backend", "?")
     switches = ", ".join(f"{k}={v}" for k, v in norm.items()) or "none"
     made = "\n".join([

@@ -456,6 +456,12 @@ def save_counts(
     return n
 
 
+# The largest count a counts file may give one word (2**31 - 1, SentencePiece's int32): the
+# tokenizers backend feeds each word to its trainer as many times as counted, so an absurd count
+# would keep it busy for hours (see docs/training.md, "Stopping a run").
+MAX_COUNT = 2**31 - 1
+
+
 def read_counts(path: str | os.PathLike[str], into: Counter[str] | None = None) -> Counter[str]:
     """Add the counts of a ``word<TAB>count`` file (as ``biotok count`` writes) to ``into``."""
     counts: Counter[str] = Counter() if into is None else into
@@ -470,11 +476,17 @@ def read_counts(path: str | os.PathLike[str], into: Counter[str] | None = None) 
         try:
             for lineno, line in enumerate(f, 1):
                 word, tab, num = line.rstrip("\n").partition("\t")
-                if not tab or not word or not num.isdigit() or int(num) < 1 or len(word.split()) != 1 \
-                        or word.split()[0] != word:
+                # ASCII digits only: str.isdigit() also takes '²' or '٣', which int() refuses or reads
+                if not tab or not word or not (num.isascii() and num.isdigit()) or int(num) < 1 \
+                        or len(word.split()) != 1 or word.split()[0] != word:
                     raise CorpusError(
                         f"{name}:{lineno}: expected word<TAB>count (a word without spaces, a count "
-                        f">= 1), got {line.rstrip()[:60]!r}"
+                        f">= 1 in ASCII digits), got {line.rstrip()[:60]!r}"
+                    )
+                if len(num) > 10 or int(num) > MAX_COUNT:
+                    raise CorpusError(
+                        f"{name}:{lineno}: count {num[:30]} of {word[:40]!r} is beyond {MAX_COUNT:,}: no word of a "
+                        "corpus is that frequent, and the tokenizers backend feeds its trainer every occurrence"
                     )
                 counts[word] += int(num)
         except UnicodeDecodeError as e:
@@ -528,6 +540,10 @@ def read_counts_meta(counts_path: str | os.PathLike[str]) -> dict | None:
         raise CorpusError(f"{p} is not a valid counts record ({e})") from None
     if not isinstance(meta, dict) or meta.get("format") != COUNTS_FORMAT:
         raise CorpusError(f"{p} is not a biotok counts record (format {COUNTS_FORMAT})")
+    for key in ("normalize", "corpus"):
+        if not isinstance(meta.get(key, {}), (dict, type(None))):
+            raise CorpusError(f"{p}: {key!r} is a {type(meta[key]).__name__}, not an object: not a biotok "
+                              "counts record (count again, or remove it)")
     return meta
 
 

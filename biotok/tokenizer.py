@@ -12,6 +12,8 @@ from typing import Iterable, Sequence
 
 from tokenizers import Tokenizer
 
+from biotok.errors import CorpusError
+
 ROLES = ("pad", "unk", "cls", "sep", "mask", "bos", "eos")
 # Fallback special-token strings per role, tried in order when no config names them.
 _ROLE_GUESSES: dict[str, tuple[str, ...]] = {
@@ -173,8 +175,6 @@ def _refuse_unencodable(texts: Sequence[object]) -> None:
     text and character, when one is not a str or holds a lone surrogate (``"\\ud800"`` from a JSON
     escape or a broken UTF-16 decode: no Unicode character, so no UTF-8 the library can take).
     Refused rather than replaced: the same text read from a UTF-8 file is refused too."""
-    from biotok.errors import CorpusError
-
     for i, text in enumerate(texts):
         where = f"text {i}" if len(texts) > 1 else "the text"
         if not isinstance(text, str):

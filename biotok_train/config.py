@@ -435,12 +435,6 @@ class AblationConfig:
         """The fine-tuning recipe for one seed."""
         return dataclasses.replace(self.finetune, seed=seed, max_length=min(self.finetune.max_length, self.seq_len * 2))
 
-    def command(self, out: str | os.PathLike[str] = "OUT") -> str:
-        """The ``biotok-train ablate`` command line of this config, spelled from the command's own options."""
-        from biotok_train.cli.ablate import command_line  # the command imports this module: import it on use
-
-        return command_line(self, out)
-
 
 SUITES = ("blurb", "fr")  # benchmark suites (their tasks: biotok_train.tasks.registry.suite_tasks)
 

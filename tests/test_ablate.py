@@ -13,6 +13,8 @@ from click.testing import CliRunner
 from biotok.errors import ConfigError
 from biotok_train import stats as S
 from biotok_train.ablate import ArmResult, leg_names, run_ablation, task_dir
+from biotok_train.ablate.command import ablation_config, command_line
+import biotok_train.cli  # noqa: F401,E402  (registers the commands: -h as well as --help, see BiotokGroup.add_command)
 from biotok_train.config import AblationConfig, FinetuneConfig, OptimConfig
 
 ENTITIES = ["insuffisance rénale", "diabète", "hypertension artérielle", "fièvre", "anémie", "asthme"]
@@ -116,7 +118,7 @@ def test_config_checks_and_command():
     cfg = AblationConfig(tokenizers=("a", "b"), corpus=("c.txt",), tasks=("e3c", "quaero"), sizes=("tiny", "small"),
                          seeds=(0, 1), finetune=FinetuneConfig(epochs=5), floor=False)
     assert cfg.tokens_per_arm == 200 * 32 * 128
-    cmd = cfg.command("runs/ab")
+    cmd = command_line(cfg, "runs/ab")
     assert cmd.startswith("biotok-train ablate --tokenizers a b --corpus c.txt --task e3c quaero --sizes tiny,small")
     assert "--seeds 0 1" in cmd and "--ft-epochs 5" in cmd and "--no-floor" in cmd and cmd.endswith("--out runs/ab")
     assert "tokenizers" not in cfg.recipe() and cfg.recipe()["sizes"] == ["tiny", "small"]
@@ -134,10 +136,10 @@ def test_command_reads_back_as_the_same_config(changes):
     """The command line of a config, parsed by ``biotok-train ablate`` itself, gives that config back."""
     import shlex
 
-    from biotok_train.cli.ablate import ablate_cmd, ablation_config
+    from biotok_train.cli.ablate import ablate_cmd
 
     cfg = AblationConfig(tokenizers=("a", "b c"), corpus=("c.txt",), **changes)
-    argv = shlex.split(cfg.command("runs/ab"))
+    argv = shlex.split(command_line(cfg, "runs/ab"))
     assert argv[:2] == ["biotok-train", "ablate"]
     params = ablate_cmd.make_context("ablate", argv[2:]).params
     assert (str(params.pop("out")), params.pop("quiet")) == ("runs/ab", False)
@@ -145,15 +147,15 @@ def test_command_reads_back_as_the_same_config(changes):
 
 
 def test_train_fraction_is_an_ablate_option_of_every_fine_tuning_run():
-    from biotok_train.cli.ablate import ablate_cmd, ablation_config
+    from biotok_train.cli.ablate import ablate_cmd
 
     argv = ["--tokenizers", "a", "--corpus", "c.txt", "--train-fraction", "0.25", "--out", "x"]
     params = ablate_cmd.make_context("ablate", argv).params
     params.pop("out"), params.pop("quiet")
     cfg = ablation_config(**params)
     assert cfg.finetune.train_fraction == 0.25 and cfg.finetune_config(3).train_fraction == 0.25
-    assert "--train-fraction 0.25" in cfg.command()
-    assert "--train-fraction" not in AblationConfig(tokenizers=("a",), corpus=("c",)).command()
+    assert "--train-fraction 0.25" in command_line(cfg)
+    assert "--train-fraction" not in command_line(AblationConfig(tokenizers=("a",), corpus=("c",)))
     with pytest.raises(ConfigError, match="train-fraction"):
         ablation_config(**{**params, "train_fraction": 0.0})
 
@@ -275,7 +277,7 @@ def test_arms_need_a_base_and_replace_sizes():
     assert legs == [Leg("continual.a-base", "models/a", "a-base", "continual"),
                     Leg("transfer.a", "t/a", "a", "transfer"), Leg("scratch.a", "t/a", "a", "scratch"),
                     Leg("transfer.b", "t/b", "b", "transfer"), Leg("scratch.b", "t/b", "b", "scratch")]
-    cmd = cfg.command("o")
+    cmd = command_line(cfg, "o")
     assert "--base models/a --arms scratch,continual,transfer" in cmd and "--sizes" not in cmd
     assert AblationConfig(tokenizers=("a",), corpus=("c",)).arms == ("scratch",)  # the default: no base needed
 

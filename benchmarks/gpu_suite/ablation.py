@@ -40,6 +40,7 @@ def toy_ner_task(corpus: Path, terms: Path, out: Path, max_sentences: int = 240)
 def run_small_ablation(cfg: SuiteConfig, tokenizers: Sequence[str], corpus: str, task: str, work: Path) -> StepResult:
     """``biotok-train ablate`` with 2 vocabularies, one size, 1 seed; its table and numbers."""
     from biotok_train.ablate import run_ablation
+    from biotok_train.ablate.command import command_line
     from biotok_train.config import AblationConfig, FinetuneConfig
 
     toy = dict(finetune=FinetuneConfig(epochs=1, max_steps=6, batch_size=8), n_words=50, n_resamples=200,
@@ -56,4 +57,4 @@ def run_small_ablation(cfg: SuiteConfig, tokenizers: Sequence[str], corpus: str,
             for a in report.arms]
     return StepResult(status="passed", data={
         "size": cfg.ablation_size, "budget": cfg.ablation_budget, "task": task, "metric": report.tasks[task]["metric"],
-        "legs": legs, "verdicts": report.sentences, "table": report.markdown, "command": acfg.command(out)})
+        "legs": legs, "verdicts": report.sentences, "table": report.markdown, "command": command_line(acfg, out)})

@@ -22,6 +22,7 @@ from biotok.card import set_command
 from biotok.cli.compare import compare, report
 from biotok.cli.sweep import cost, sweep
 from biotok.cli.train import count, train
+from biotok.config import INT64_MAX
 from biotok.errors import BiotokError
 from biotok.output import as_os_error, os_error_message
 
@@ -76,7 +77,10 @@ class BiotokGroup(click.Group):
         sys.exit(code if isinstance(code, int) else 0)
 
     def add_command(self, cmd: click.Command, name: str | None = None) -> None:
-        """Every command's numbers are checked at the door (:func:`_finite_numbers`)."""
+        """Every command's numbers are checked at the door (:func:`_finite_numbers`), and ``-h`` is
+        help as well as ``--help`` also when its context is made on its own (``cmd.make_context``:
+        click caches the help option it made first)."""
+        cmd.context_settings.setdefault("help_option_names", ["-h", "--help"])
         super().add_command(cmd, name)
         if not getattr(cmd.parse_args, "_checks_numbers", False):
             cmd.parse_args = _finite_numbers(cmd, cmd.parse_args)
@@ -116,8 +120,6 @@ def _finite_numbers(cmd: click.Command, parse_args):
     """``cmd.parse_args`` that refuses, as a usage error naming the option, a float option that is
     not finite (``--lr inf``, ``--epochs nan``) or an integer beyond 64 bits: no library downstream
     takes them. Ranges of their own are checked by the configs (:func:`biotok.config.check_range`)."""
-    from biotok.config import INT64_MAX
-
     def parse(ctx: click.Context, args: list[str]) -> list[str]:
         rest = parse_args(ctx, args)
         for param in cmd.params:

@@ -30,6 +30,27 @@ def default_of(cls: type, name: str) -> Any:
     raise KeyError(f"{cls.__name__} has no field {name!r} with a default")
 
 
+class GreedyOption(click.Option):
+    """A ``multiple`` option that also takes the values after it, up to the next option:
+    ``--tokenizers A B C --seeds 0 1`` (as well as ``--tokenizers A --tokenizers B``)."""
+
+    def add_to_parser(self, parser, ctx) -> None:
+        super().add_to_parser(parser, ctx)
+        for name in self.opts:
+            opt = parser._long_opt.get(name) or parser._short_opt.get(name)
+            if opt is None:
+                continue
+            previous = opt.process
+
+            def process(value, state, previous=previous) -> None:
+                previous(value, state)
+                while state.rargs and not state.rargs[0].startswith("-"):
+                    previous(state.rargs.pop(0), state)
+                # a negative number ('--seeds -1') would be read as an option: not supported
+
+            opt.process = process
+
+
 def _stack(*decorators: Decorator) -> Decorator:
     def apply(f):
         for d in reversed(decorators):

@@ -12,6 +12,7 @@ from biotok.io import versions
 from biotok.output import atomic_file
 from biotok_train import stats as S
 from biotok_train.ablate.analysis import at_size, metric_label
+from biotok_train.ablate.command import command_line
 from biotok_train.ablate.plan import MLM, ArmResult, write_json
 from biotok_train.config import AblationConfig
 
@@ -60,7 +61,7 @@ def write_report(cfg: AblationConfig, out: Path, tasks: dict, arms: list[ArmResu
         tmp.write_text(md, encoding="utf-8")
     write_json(out / "ablation.json", {
         "recipe": cfg.recipe(), "tokenizers": list(cfg.tokenizers), "reference": names[0],
-        "command": cfg.command(out), "versions": versions_line(), "tasks": tasks,
+        "command": command_line(cfg, out), "versions": versions_line(), "tasks": tasks,
         "arms": [asdict(a) for a in arms], "comparisons": comparisons, "floors": floors, "mlm_floors": mlm_floors,
         "rankings": rankings, "probe_rankings": list(probe_rankings),
         "verdicts": sentences,
@@ -237,7 +238,7 @@ def _recipe_section(cfg: AblationConfig, tasks: dict, arms: list[ArmResult], out
             "every arm (the interval pairs the words both arms could score).",
             f"- Statistics: paired percentile bootstrap, {cfg.n_resamples} resamples of test examples (each drawn "
             "with all its seeds), fixed seed 0; verdict better/worse when the interval excludes 0.",
-            "", "## Command and versions", "", "```", cfg.command(out), "```", "", versions_line(), ""]
+            "", "## Command and versions", "", "```", command_line(cfg, out), "```", "", versions_line(), ""]
 
 
 def versions_line() -> str:

@@ -17,6 +17,7 @@ from biotok.errors import ConfigError
 from biotok.output import atomic_directory
 from biotok_train import stats as S
 from biotok_train.ablate.analysis import compute_statistics, verdict_sentences
+from biotok_train.ablate.command import command_line
 from biotok_train.ablate.plateau import heldout_numbers, plateau_sentences, prepare_heldout, probe_arms
 from biotok_train.ablate.plan import (
     Context, Leg, ArmResult, cached, encode, floor_dir, leg_names, plan_legs, read_json, task_dir, write_json,
@@ -305,7 +306,7 @@ def _check_inputs(cfg: AblationConfig, out: Path) -> None:
     if out.exists() and not out.is_dir():
         raise OutputExistsError(f"{out} exists and is not a folder; choose another --out")
     check_can_create(out / "config.json")
-    cfg.command(out)  # the report's command line (spelled by the CLI's options): any problem shows before the runs
+    command_line(cfg, out)  # the report's command line (spelled by the CLI's options): any problem shows before the runs
     if not 8 <= cfg.seq_len <= MAX_SEQ_LEN:
         raise ConfigError(f"--seq-len {cfg.seq_len}: the models take 8 to {MAX_SEQ_LEN} tokens")
     resolve(list(cfg.corpus))

@@ -1,98 +1,19 @@
-"""``biotok-train ablate``: the command, and the way back from an :class:`AblationConfig` to it.
+"""``biotok-train ablate``: the command over :func:`biotok_train.ablate.run_ablation`.
 
-The options are declared once, here (defaults from :class:`~biotok_train.config.AblationConfig`);
-:func:`ablation_config` turns their values into the config and :func:`command_line` spells a
-config as the command that makes it, walking the same options (so a new option is written
-in the report's command line without a second spelling). The options are declared in the
-order the command line is written.
+Its options, and the way back from an :class:`~biotok_train.config.AblationConfig` to them,
+live in :mod:`biotok_train.ablate.command` (the report spells its command line from them).
 """
 
 from __future__ import annotations
 
-import dataclasses
-import os
-import shlex
-from pathlib import Path
-
 import click
 
-from biotok.cli.options import data_dir_option, default_of, field_option, quiet_option
-from biotok_train.cli.options import GreedyOption
-from biotok_train.config import TRANSFER_METHODS, AblationConfig, FinetuneConfig, OptimConfig
-
-# Options that set a field of the fine-tuning recipe (AblationConfig.finetune), by field name
-# (the lr is a field of its optimizer).
-FINETUNE_OPTIONS = {"ft_epochs": "epochs", "ft_batch_size": "batch_size", "ft_max_steps": "max_steps",
-                    "train_fraction": "train_fraction"}
-# Written in every command line, even at their default: they state what is compared, on what budget.
-ALWAYS_WRITTEN = ("tokenizers", "corpus", "tasks", "budget", "batch_size", "seq_len", "lr", "pretrain_seeds", "seeds", "out")
-
-
-def _ab(name: str):
-    return default_of(AblationConfig, name)
-
-
-def _ft(name: str):
-    return default_of(FinetuneConfig, name)
-
-
-FT_LR = FinetuneConfig().optim.lr  # the fine-tuning lr when none is given
-
-
-def _comma_list(ctx, param, value) -> tuple[str, ...]:
-    """--sizes tiny,small or --sizes tiny small (or repeated)."""
-    return tuple(x for v in value for x in str(v).split(",") if x)
+from biotok_train.ablate import run_ablation
+from biotok_train.ablate.command import ablate_options, ablation_config
 
 
 @click.command("ablate")
-@click.option("--tokenizers", "tokenizers", cls=GreedyOption, multiple=True, required=True,
-              help="Tokenizer dirs/files/aliases; the first is the reference (repeat, or several after one option).")
-@click.option("--corpus", "corpus", cls=GreedyOption, multiple=True, required=True, help="Pretraining corpus file(s).")
-@field_option
-@click.option("--task", "tasks", cls=GreedyOption, multiple=True, default=_ab("tasks"), show_default=True,
-              help="Fine-tuning task: a registered dataset name or a BIO path (repeatable).")
-@data_dir_option
-@click.option("--sizes", "--size", "sizes", cls=GreedyOption, multiple=True, default=_ab("sizes"), show_default=True,
-              callback=_comma_list, help="Model sizes, e.g. tiny,small (Kendall τ of the rankings across them).")
-@click.option("--base", type=click.Path(path_type=str), default=None, metavar="MODEL_DIR",
-              help="A Hugging Face masked LM with its tokenizer: continual continues it, transfer moves it to each "
-                   "tokenizer, scratch takes its architecture.")
-@click.option("--arms", "arms", cls=GreedyOption, multiple=True, default=_ab("arms"), show_default=True,
-              callback=_comma_list,
-              help="How each model starts: scratch, continual, transfer (comma list; the last two need --base).")
-@click.option("--transfer-method", type=click.Choice(TRANSFER_METHODS), default=_ab("transfer_method"),
-              show_default=True, help="How the transfer arm builds the rows of new pieces.")
-@click.option("--budget", type=int, default=_ab("budget"), show_default=True, help="Pretraining steps of every arm.")
-@click.option("--batch-size", type=int, default=_ab("batch_size"), show_default=True, help="Pretraining batch.")
-@click.option("--seq-len", type=int, default=_ab("seq_len"), show_default=True, help="Pretraining sequence length.")
-@click.option("--lr", type=float, default=_ab("lr"), show_default=True, help="Pretraining lr.")
-@click.option("--pretrain-seeds", "pretrain_seeds", cls=GreedyOption, multiple=True, type=int,
-              default=_ab("pretrain_seeds"), show_default=True, help="Pretraining seeds (one model each).")
-@click.option("--seeds", "seeds", cls=GreedyOption, multiple=True, type=int, default=_ab("seeds"), show_default=True,
-              help="Fine-tuning seeds (one run per pretraining seed and task each).")
-@click.option("--ft-epochs", "--ner-epochs", "ft_epochs", type=int, default=_ft("epochs"), show_default=True,
-              help="Fine-tuning epochs.")
-@click.option("--ft-lr", "--ner-lr", "ft_lr", type=float, default=FT_LR, show_default=True,
-              help="Fine-tuning peak lr.")
-@click.option("--ft-batch-size", type=int, default=_ft("batch_size"), show_default=True, help="Fine-tuning batch.")
-@click.option("--ft-max-steps", "--ner-max-steps", "ft_max_steps", type=int, default=_ft("max_steps"),
-              show_default=True, help="Cap on fine-tuning steps (0: none).")
-@click.option("--train-fraction", type=float, default=_ft("train_fraction"), show_default=True,
-              help="Share of each task's training examples every fine-tuning run uses (a fixed subset, the same "
-                   "for every arm and seed).")
-@click.option("--n-words", type=int, default=_ab("n_words"), show_default=True, help="eval-mlm words.")
-@click.option("--heldout-every", type=int, default=_ab("heldout_every"), show_default=True,
-              help="Hold out each Nth line of the corpus (fertility and masked words are measured on them).")
-@click.option("--n-resamples", type=int, default=_ab("n_resamples"), show_default=True, help="Bootstrap resamples.")
-@click.option("--confidence", type=float, default=_ab("confidence"), show_default=True,
-              help="Level of the bootstrap intervals.")
-@click.option("--no-floor", is_flag=True, help="Skip the random-init floors.")
-@click.option("--probe", type=int, default=_ab("probe"), show_default=True, metavar="STEPS",
-              help="Also a causal-LM probe of each vocabulary (biotok-train probe): bits per character of the "
-                   "held-out lines after STEPS steps per pretraining seed, and whether it ranks the vocabularies as "
-                   "the tasks do (0: no probe).")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True)
-@quiet_option
+@ablate_options
 def ablate_cmd(out, quiet, **options) -> None:
     """Which vocabulary wins: the same budget for each tokenizer, seeds, floors, intervals, verdicts.
 
@@ -110,62 +31,9 @@ def ablate_cmd(out, quiet, **options) -> None:
               biotok-train ablate --tokenizers tok-clinical/ --corpus cases.txt --task e3c \\
                 --base camembert-base/ --arms scratch,continual,transfer --out table9/
     """
-    from biotok_train.ablate import run_ablation
-
     report = run_ablation(ablation_config(**options), out, progress=not quiet)
     click.echo(report.markdown)
     click.echo(f"wrote {report.markdown_path}, {report.json_path} and {report.png_path}", err=True)
-
-
-def ablation_config(no_floor: bool, data_dir, ft_lr: float, **options) -> AblationConfig:
-    """The config of ``ablate``'s option values (all but --out and --quiet)."""
-    finetune = FinetuneConfig(**{field: options.pop(opt) for opt, field in FINETUNE_OPTIONS.items()},
-                              optim=OptimConfig(lr=ft_lr))
-    values = {k: tuple(v) if isinstance(v, (list, tuple)) else v for k, v in options.items()}
-    return AblationConfig(**values, data_dir=str(data_dir) if data_dir else None, floor=not no_floor,
-                          finetune=finetune)
-
-
-def option_values(cfg: AblationConfig, out: str | os.PathLike[str]) -> dict:
-    """The inverse of :func:`ablation_config`: ``ablate``'s option values that give ``cfg``."""
-    values = {f.name: getattr(cfg, f.name) for f in dataclasses.fields(cfg) if f.name not in ("finetune", "floor")}
-    values.update({opt: getattr(cfg.finetune, field) for opt, field in FINETUNE_OPTIONS.items()})
-    return {**values, "ft_lr": cfg.finetune.optim.lr, "no_floor": not cfg.floor, "out": str(out)}
-
-
-def _written(name: str, value, default, cfg: AblationConfig) -> bool:
-    """Whether an option goes into the command line: when it differs from its default, or states the
-    budget; with --base, --arms always and never --sizes (every arm has the base's architecture)."""
-    if cfg.base is not None and name in ("sizes", "arms"):
-        return name == "arms"
-    if name in ALWAYS_WRITTEN or (name == "sizes" and cfg.base is None):
-        return True
-    return value is not None and value is not False and value != default
-
-
-def _spelled(param: click.Option, value) -> list[str]:
-    """One option and its value(s) as ``ablate`` reads them back."""
-    opt = param.opts[0]
-    if param.is_flag:
-        return [opt]
-    if param.callback is _comma_list:
-        return [opt, ",".join(value)]
-    values = value if param.multiple else (value,)
-    return [opt, *(f"{v:g}" if isinstance(v, float) else str(v) for v in values)]
-
-
-def command_line(cfg: AblationConfig, out: str | os.PathLike[str] = "OUT") -> str:
-    """The ``biotok-train ablate`` command line of ``cfg``, walking the command's own options."""
-    values = option_values(cfg, out)
-    defaults = option_values(AblationConfig(tokenizers=("x",), corpus=()), out)
-    missing = set(values) - {p.name for p in ablate_cmd.params}
-    if missing:  # a config field without an option could not be spelled: the command must grow one
-        raise AssertionError(f"AblationConfig fields without an ablate option: {', '.join(sorted(missing))}")
-    parts = ["biotok-train", "ablate"]
-    for param in ablate_cmd.params:
-        if param.name in values and _written(param.name, values[param.name], defaults[param.name], cfg):
-            parts += _spelled(param, values[param.name])
-    return " ".join(shlex.quote(p) for p in parts)
 
 
 COMMANDS = (ablate_cmd,)

@@ -12,9 +12,10 @@ from pathlib import Path
 
 import click
 
-from biotok.cli.options import data_dir_option, default_of, force_option, progress_option, quiet_option
+from biotok.cli.options import (GreedyOption, data_dir_option, default_of, force_option, progress_option,
+                                quiet_option)
 from biotok.errors import ConfigError
-from biotok_train.cli.options import GreedyOption, finetune_options, recipe_options, stack
+from biotok_train.cli.options import finetune_options, recipe_options, stack
 from biotok_train.config import RELATION_INPUTS, SCHEMES, SUITES, BenchConfig, FinetuneConfig
 from biotok_train.tasks.examples import TASK_TYPES
 
@@ -110,7 +111,7 @@ def finetune_cmd(model, task_name, task_type, train_file, dev_file, test_file, l
     from biotok_train.finetune import finetune, format_result
 
     result = finetune(model, dataset, cfg, out, data_dir=data_dir, cache=cache, force=force, progress=not quiet,
-                      bar=progress)
+                      bar=progress and not quiet)
     click.echo(format_result(result))
 
 
@@ -146,7 +147,7 @@ def bench_cmd(model, suite, seeds, tasks, data_dir, cache, out, force, quiet, pr
 
     cfg = BenchConfig(suite=suite, seeds=tuple(seeds), tasks=tuple(tasks), finetune=FinetuneConfig.from_options(**options))
     result = run_bench(model, cfg, out, data_dir=data_dir, cache=cache, force=force, progress=not quiet,
-                       bar=progress)
+                       bar=progress and not quiet)
     click.echo(format_bench(result))
     click.echo(f"wrote {Path(out) / 'bench.md'}, bench.json, bench.png and runs/", err=True)
 

@@ -1,7 +1,7 @@
 """Options shared by several ``biotok-train`` commands; defaults come from the config dataclasses
 (:mod:`biotok_train.config`), values are checked by the configs' ``__post_init__``. The options
 of both command lines (``--field``, ``--force``, ``--quiet``, ``--progress``, ``--data-dir``)
-are declared once, in :mod:`biotok.cli.options`."""
+and the ``GreedyOption`` class are declared once, in :mod:`biotok.cli.options`."""
 
 from __future__ import annotations
 
@@ -10,27 +10,6 @@ import inspect
 import click
 
 from biotok_train.config import FinetuneConfig
-
-
-class GreedyOption(click.Option):
-    """A ``multiple`` option that also takes the values after it, up to the next option:
-    ``--tokenizers A B C --seeds 0 1`` (as well as ``--tokenizers A --tokenizers B``)."""
-
-    def add_to_parser(self, parser, ctx) -> None:
-        super().add_to_parser(parser, ctx)
-        for name in self.opts:
-            opt = parser._long_opt.get(name) or parser._short_opt.get(name)
-            if opt is None:
-                continue
-            previous = opt.process
-
-            def process(value, state, previous=previous) -> None:
-                previous(value, state)
-                while state.rargs and not state.rargs[0].startswith("-"):
-                    previous(state.rargs.pop(0), state)
-                # a negative number ('--seeds -1') would be read as an option: not supported
-
-            opt.process = process
 
 
 report_to_option = click.option(

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import click
 
-from biotok.cli.options import default_of, field_option, force_option, quiet_option
+from biotok.cli.options import GreedyOption, default_of, field_option, force_option, quiet_option
 from biotok.errors import ConfigError
-from biotok_train.cli.options import GreedyOption, report_to_option
+from biotok_train.cli.options import report_to_option
 from biotok_train.config import ProbeConfig
 
 

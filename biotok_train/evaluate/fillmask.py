@@ -51,7 +51,7 @@ def fill_mask(model, tok: BiotokTokenizer, text: str, k: int = 5) -> list[list[F
             positions.append(len(ids))
             ids.append(tok.mask_id)
     ids.append(end_id)
-    positions_max = getattr(model.config, "max_position_embeddings", None)
+    positions_max = getattr(getattr(model, "config", None), "max_position_embeddings", None)
     if positions_max is not None and len(ids) > positions_max:
         raise ConfigError(f"the text is {len(ids)} pieces long, more than the model's {positions_max} "
                           "positions: shorten it around the mask")
