@@ -1,6 +1,6 @@
 """Helpers of the contract battery (issue 16): one error line, exit 2, nothing lost or left behind.
 
-Shared by tests/test_contract_biotok.py and tests/test_contract_train.py:
+Shared by tests/biotok/cli/test_contract.py and tests/biotok_train/cli/test_contract.py:
 
 - :func:`assert_contract` checks a CliRunner result: exit 2, exactly one ``PROG: error: ...`` line
   on stderr naming the given fragments (paths), nothing on stdout, no traceback;

@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from _contract import assert_contract
+from tests._contract import assert_contract
 from click.testing import CliRunner
 
 from biotok_train.cli import main
+from tests.conftest import REPO
 
 
 def _run(args):
@@ -105,7 +106,7 @@ def test_ner_eval_fill_on_tiny_model(tiny_model, tmp_path, sample_corpus):
     assert res.exit_code == 0, res.output
     assert [l.startswith("  mask 1: ") for l in res.stdout.splitlines() if l.strip()] == [False, True]
 
-    cloze = Path(__file__).resolve().parent.parent / "corpora" / "cloze" / "fr_medical_cloze.tsv"
+    cloze = REPO / "corpora" / "cloze" / "fr_medical_cloze.tsv"
     res = _run(["fill-mask", tiny_model, "--cloze", cloze])
     assert res.exit_code == 0 and "top-5" in res.output, res.output
 

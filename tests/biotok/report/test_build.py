@@ -50,4 +50,4 @@ def test_report_refuses_to_overwrite(tmp_path: Path, toks, sample_lines: list[st
         build_report(toks[:2], iter(()), out)  # refused before any work
     assert (out / "keep.txt").read_text() == "mine"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["rep"]
-    # replacing with force: tests/test_cli_compare.py::test_report_command
+    # replacing with force: tests/biotok/cli/test_compare.py::test_report_command

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from _contract import assert_contract
+from tests._contract import assert_contract
 from click.testing import CliRunner
 
 from biotok.cli import main
+from tests.conftest import REPO
 
-REPO = Path(__file__).resolve().parent.parent
 TABLE1 = REPO / "corpora" / "terms" / "pubmedbert_table1.txt"
 FRENCH = REPO / "corpora" / "terms" / "fr_biomedical.txt"
 

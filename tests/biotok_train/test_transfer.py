@@ -305,7 +305,7 @@ def _one_line(e: BaseException) -> None:
 
 def test_bad_inputs_raise_one_line_errors_and_write_nothing(tmp_path, bert_dir, new_unigram):
     out = tmp_path / "out"
-    # a task head, no MLM head (a bare BertModel is accepted: tests/test_bare_encoder.py)
+    # a task head, no MLM head (a bare BertModel is accepted: tests/biotok_train/test_hf_models.py)
     plain = tmp_path / "plain"
     wordpiece(plain)
     transformers.BertForSequenceClassification(transformers.BertConfig(

@@ -6,14 +6,13 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 from benchmarks import gpu_suite as G
 from benchmarks.gpu_suite import equivalence as E
+from tests.conftest import REPO
 
-REPO = Path(__file__).resolve().parent.parent
 
 
 def test_the_suite_uses_the_one_mfu_formula_and_peak_table():

@@ -9,7 +9,7 @@ import pytest
 
 from biotok_train.ablate import leg_names, run_ablation
 from biotok_train.config import AblationConfig, FinetuneConfig
-from tests.test_ablate import _bio_task, _fake_ablation, no_training  # noqa: F401 (a fixture)
+from tests.biotok_train.test_ablate import _bio_task, _fake_ablation, no_training  # noqa: F401 (a fixture)
 
 
 def _plateau(left: bool) -> dict:

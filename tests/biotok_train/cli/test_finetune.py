@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from _contract import assert_contract
+from tests._contract import assert_contract
 from click.testing import CliRunner
 
 from biotok_train.cli import main

@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from _contract import Mounts, assert_contract, assert_proc_contract, cli_cmd, leftovers, modes, tree_digest
+from tests._contract import Mounts, assert_contract, assert_proc_contract, cli_cmd, leftovers, modes, tree_digest
 from biotok.cli import main
 
 PROG = "biotok"

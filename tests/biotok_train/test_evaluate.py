@@ -12,6 +12,7 @@ from biotok.errors import ConfigError, CorpusError
 from biotok.tokenizer import BiotokTokenizer
 from biotok_train.evaluate.masked_words import WordSample, masked_word_accuracy, sample_words, samples_sha
 from biotok_train.evaluate.fillmask import fill_mask, read_cloze
+from tests.conftest import REPO
 
 VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "le", "patient", "est", "mal", "##ade", "##in", "ma",
          "##lade", "grave", "ici"]
@@ -102,9 +103,7 @@ def test_fill_mask_known(toy_tok):
 
 
 def test_cloze_file_reads_and_validates(tmp_path):
-    from pathlib import Path
-
-    shipped = Path(__file__).resolve().parent.parent / "corpora" / "cloze" / "fr_medical_cloze.tsv"
+    shipped = REPO / "corpora" / "cloze" / "fr_medical_cloze.tsv"
     samples = read_cloze(shipped)
     assert len(samples) >= 30
     assert samples[0].word == "antibiotiques" and "<mask>" not in samples[0].text

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from _contract import assert_contract
+from tests._contract import assert_contract
 from click.testing import CliRunner
 
 pytest.importorskip("torch")

@@ -6,7 +6,7 @@ import gzip
 
 import pytest
 
-from _contract import assert_contract
+from tests._contract import assert_contract
 from click.testing import CliRunner
 
 from biotok.cli import main

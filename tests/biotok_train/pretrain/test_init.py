@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from _contract import assert_contract
+from tests._contract import assert_contract
 from click.testing import CliRunner
 
 torch = pytest.importorskip("torch")

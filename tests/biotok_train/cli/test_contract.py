@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from _contract import Mounts, assert_contract, leftovers, modes, tree_digest
+from tests._contract import Mounts, assert_contract, leftovers, modes, tree_digest
 from biotok_train.cli import main
 
 PROG = "biotok-train"
