@@ -60,3 +60,30 @@ def test_statistics_and_readme_from_partial_results():
     assert "general − floor | ncbi-disease | +1.000" in text and "better" in text
     assert "1 of 8 (arm, task) pairs beat the floor" in text and "7 pending" in text
     assert f"{len(a['pending'])} of {a['jobs']} jobs still pending" in text
+
+
+def test_a_job_is_claimed_once_and_a_dead_workers_lock_is_taken_over(tmp_path):
+    import subprocess
+    import sys
+
+    lock = T.claim(tmp_path, "ft/general/ncbi-disease/step0/s0")
+    assert lock is not None and lock.read_text() == str(T.os.getpid())
+    assert T.claim(tmp_path, "ft/general/ncbi-disease/step0/s0") is None  # held by a live process
+    lock.unlink()
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    stale = T.result_file(tmp_path, "pt/continual").with_suffix(".lock")
+    stale.write_text(gone.stdout.strip())  # an interrupted run's lock: its process is gone
+    assert T.claim(tmp_path, "pt/continual") == stale and stale.read_text() == str(T.os.getpid())
+
+
+def test_fine_tuning_waits_for_the_checkpoint_it_needs(tmp_path):
+    models = T.Models(tmp_path, tmp_path / "base", tmp_path / "vocab", RECIPE)
+    jobs = dict(T.plan(RECIPE))
+    assert T.ready(models, jobs["pt/continual"]) and T.ready(models, jobs["ft/general/ncbi-disease/step0/s0"])
+    final, mid = jobs["ft/continual/ncbi-disease/step1000/s0"], jobs["ft/continual/ncbi-disease/step250/s0"]
+    assert not T.ready(models, final) and not T.ready(models, mid)
+    (tmp_path / "pretrain" / "continual" / "step-250").mkdir(parents=True)
+    (tmp_path / "pretrain" / "continual" / "step-250" / "config.json").write_text("{}")
+    assert T.ready(models, mid) and not T.ready(models, final)  # the final model exists only once pt/ is done
+    T.write_json(T.result_file(tmp_path, "pt/continual"), {"steps": 1000})
+    assert T.ready(models, final)
