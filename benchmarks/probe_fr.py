@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import shutil
 import sys
 from pathlib import Path
@@ -150,7 +151,8 @@ def recipe(quick: bool, mode: str, tokenizers: list[str], train: Path, held: Pat
                        seeds=seeds, fair=mode == "fair")
 
 
-def readme(results: dict[str, dict], sizes: dict[str, int], leaflet_mb: float, timings: dict[str, dict]) -> str:
+def readme(results: dict[str, dict], sizes: dict[str, int], leaflet_mb: float, timings: dict[str, dict],
+           command: str = "python benchmarks/probe_fr.py") -> str:
     """README.md: the command, the setup and a reading in which every number comes from probe.json."""
     from biotok_train.stats import SeedSummary
 
@@ -159,7 +161,7 @@ def readme(results: dict[str, dict], sizes: dict[str, int], leaflet_mb: float, t
     cpu = sum(t["train_cpu_s"] + t["eval_cpu_s"] for tm in timings.values() for t in tm.values()) / 60
     lines = ["# Causal-LM probe of French vocabularies on E3C clinical cases", "",
              "Regenerate everything here (raw/ and fair/: probe.md, probe.json, probe.png; this README) with one "
-             "command:", "", "```bash", "python benchmarks/probe_fr.py", "```", "",
+             "command:", "", "```bash", command, "```", "",
              f"The runs took {cpu:.0f} CPU-minutes in all (timings.json in each folder); `--quick` checks at toy "
              "size that the script runs.", "",
              "## Setup", "",
@@ -184,7 +186,8 @@ def readme(results: dict[str, dict], sizes: dict[str, int], leaflet_mb: float, t
     for mode, res in results.items():
         title = {"raw": "Raw text (not like for like: Unigram_L lowercases)",
                  "fair": "Fair mode: every arm on the same lowercased text"}[mode]
-        lines += [f"## {title}", "", f"![{mode}]({mode}/probe.png)", "",
+        lines += [f"## {title}", "", f"Seeds: {', '.join(map(str, res['setup']['seeds']))}.", "",
+                  f"![{mode}]({mode}/probe.png)", "",
                   "| arm | bits/char | unigram floor | vs floor [95 % CI] | Δ vs " + res["arms"][0]["name"]
                   + " [95 % CI] | pieces/char | decodes back |", "|---|---:|---:|---:|---:|---:|---:|"]
         comps = {c["candidate_arm"]: c for c in res["comparisons"]}
@@ -219,6 +222,9 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="toy sizes, results kept in benchmarks/.data only")
     ap.add_argument("--steps", type=int, default=None, help="optimizer steps per arm [400; quick 30]")
     ap.add_argument("--seeds", type=int, nargs="+", default=None, help="[0 1 2; quick 0]")
+    ap.add_argument("--raw-seeds", type=int, nargs="+", default=None,
+                    help="seeds of the raw mode when they differ from --seeds (its runs are the like-for-like "
+                         "mode's context, the fair mode carries the verdict)")
     ap.add_argument("--modes", nargs="+", choices=MODES, default=list(MODES))
     args = ap.parse_args()
     require_data()
@@ -243,13 +249,15 @@ def main() -> None:
     seeds = tuple(args.seeds or ((0,) if args.quick else (0, 1, 2)))
     results, timings = {}, {}
     for mode in args.modes:
-        cfg = recipe(args.quick, mode, tokenizers, train, held, args.steps, seeds)
+        mode_seeds = tuple(args.raw_seeds) if mode == "raw" and args.raw_seeds else seeds
+        cfg = recipe(args.quick, mode, tokenizers, train, held, args.steps, mode_seeds)
         out = work / mode
         report = run_probe(cfg, out)
         results[mode] = json.loads((out / "probe.json").read_text(encoding="utf-8"))
         timings[mode] = report.timings
         print(f"probe_fr: {mode}: {out / 'probe.md'}", file=sys.stderr)
-    text = readme(results, sizes, leaflet_mb, timings)
+    command = " ".join(["python benchmarks/probe_fr.py", *map(shlex.quote, sys.argv[1:])])
+    text = readme(results, sizes, leaflet_mb, timings, command)
     if args.quick:
         (work / "README.md").write_text(text, encoding="utf-8")
         print(f"probe_fr --quick: {work / 'README.md'}", file=sys.stderr)
