@@ -2,6 +2,7 @@
 
 - :func:`open_text` -- a text handle on a plain, .gz, .xz or .bz2 file; every failure a user can
   cause becomes a one-line :class:`~biotok.errors.CorpusError` naming the file.
+- :func:`not_found` -- 'file not found: P', or 'file P is a symbolic link that cannot be followed'.
 - :func:`open_compressed` -- the bare opener chosen by suffix, for callers with their own errors.
 - :func:`sha256_file`, :func:`sha256_files` -- hex digests of file bytes (streamed, 1 MiB blocks).
 - :func:`versions` -- biotok, Python and installed library versions, for provenance and reports.
@@ -51,6 +52,17 @@ def lift_csv_field_limit() -> None:
         csv.field_size_limit(CSV_FIELD_LIMIT)
 
 
+def not_found(what: str, path: PathLike) -> str:
+    """'WHAT not found: PATH', or what stands there instead: a symbolic link that cannot be followed
+    (a loop, or a link to nothing) is said as such, not as a missing file."""
+    if os.path.islink(path):
+        try:
+            os.stat(path)
+        except OSError as e:
+            return f"{what} {path} is a symbolic link that cannot be followed: {e.strerror}"
+    return f"{what} not found: {path}"
+
+
 @contextmanager
 def open_text(path: PathLike, newline: str | None = "") -> Iterator[io.TextIOBase]:
     """A text handle on a plain, .gz, .xz or .bz2 file (by default universal newlines off, so csv
@@ -58,7 +70,7 @@ def open_text(path: PathLike, newline: str | None = "") -> Iterator[io.TextIOBas
     ``with`` body reads raises a one-line :class:`CorpusError` naming the file."""
     p = str(path)
     if not os.path.isfile(p):
-        raise CorpusError(f"file not found: {p}")
+        raise CorpusError(not_found("file", p))
     try:
         f = open_compressed(p, newline)
     except OSError as e:
@@ -109,4 +121,10 @@ def versions(names: Sequence[str] = ("biotok", "tokenizers", "sentencepiece", "p
     return out
 
 
-__all__ = ["open_compressed", "open_text", "sha256_file", "sha256_files", "versions"]
+def versions_sentence(names: Sequence[str]) -> str:
+    """``Versions: Python 3.11.7, biotok 0.1.0, ...``: the line reports end with."""
+    got = versions(names)
+    return "Versions: " + ", ".join(f"{'Python' if k == 'python' else k} {v}" for k, v in got.items()) + "."
+
+
+__all__ = ["open_compressed", "open_text", "sha256_file", "sha256_files", "versions", "versions_sentence"]

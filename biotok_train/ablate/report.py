@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Sequence
 
-from biotok.io import versions
+from biotok.io import versions_sentence
 from biotok.output import atomic_file
 from biotok_train import stats as S
 from biotok_train.ablate.analysis import at_size, metric_label
@@ -242,8 +242,7 @@ def _recipe_section(cfg: AblationConfig, tasks: dict, arms: list[ArmResult], out
 
 
 def versions_line() -> str:
-    got = versions(("python", "biotok", "torch", "transformers", "tokenizers", "seqeval", "scipy", "numpy"))
-    return "Versions: " + ", ".join(f"{'Python' if k == 'python' else k} {v}" for k, v in got.items()) + "."
+    return versions_sentence(("python", "biotok", "torch", "transformers", "tokenizers", "seqeval", "scipy", "numpy"))
 
 
 def plot(cfg: AblationConfig, tasks: dict, arms: list[ArmResult], comparisons: list[dict], names: list[str],

@@ -16,6 +16,7 @@ from typing import Sequence
 
 import numpy as np
 
+from biotok.io import versions_sentence
 from biotok.output import atomic_file
 from biotok_train import stats as S
 from biotok_train.config import ProbeConfig
@@ -64,10 +65,7 @@ def command(cfg: ProbeConfig, out: str | Path = "OUT") -> str:
 
 
 def versions_line() -> str:
-    from biotok.io import versions
-
-    v = versions(("python", "biotok", "torch", "transformers", "tokenizers", "numpy"))
-    return "Versions: " + ", ".join(f"{'Python' if k == 'python' else k} {x}" for k, x in v.items()) + "."
+    return versions_sentence(("python", "biotok", "torch", "transformers", "tokenizers", "numpy"))
 
 
 def _rows(bits: Sequence[float], chars: np.ndarray) -> np.ndarray:
