@@ -159,6 +159,19 @@ def build_corpus(work: Path, recipe: Recipe) -> dict:
     return meta
 
 
+def heldout_text(work: Path) -> Path:
+    """WORK/corpus/heldout.txt: the dev sentences of the evaluated tasks (their dev and test
+    sentences are excluded from the pretraining text), for the held-out [MASK] numbers."""
+    out = work / "corpus" / "heldout.txt"
+    if not out.is_file():
+        data = shared_dir()
+        sents = [s for files in EVAL_FILES.values() for s in bio_sentences(data / files[0])]
+        tmp = out.with_suffix(".tmp")
+        tmp.write_text("\n".join(sents) + "\n", encoding="utf-8")
+        tmp.replace(out)
+    return out
+
+
 def train_vocab(work: Path, base: Path, recipe: Recipe) -> Path:
     """A lowercased biotok WordPiece of the base's size trained on the pretraining text."""
     from biotok.config import NormalizeConfig, TrainConfig
@@ -239,6 +252,20 @@ class Models:
                     out, force=True, progress=False)
         return out
 
+    def heldout(self, arm: str) -> Path:
+        """The evaluated tasks' dev sentences (never in the pretraining text), prepared with the arm's
+        vocabulary: where the held-out [MASK] loss is measured."""
+        from biotok_train.config import PrepareConfig
+        from biotok_train.pretrain.prepare import prepare
+
+        name = "general" if arm == "continual" else "biotok"
+        out = self.work / "data" / f"{name}.heldout"
+        if not (out / "meta.json").is_file():
+            tok = self.base if name == "general" else self.vocab
+            prepare([str(heldout_text(self.work))], tok, PrepareConfig(seq_len=self.recipe.seq_len), out, force=True,
+                    progress=False)
+        return out
+
     def checkpoint(self, arm: str, step: int) -> Path:
         """The arm's model after ``step`` MLM steps (0: where it starts)."""
         if step == 0:
@@ -279,6 +306,16 @@ def pretrain_arm(models: Models, arm: str) -> dict:
             "chunks": timing, "cpu_s": round(sum(c["cpu_s"] for c in timing.values()), 1),
             "wall_s": round(sum(c["wall_s"] for c in timing.values()), 1),
             "corpus_tokens": meta.get("num_tokens"), "start": str(start)}
+
+
+def heldout_mlm(models: Models, arm: str) -> dict:
+    """Held-out [MASK] loss and top-1 of an arm after its N steps, beside the unigram floor of its
+    vocabulary and the most-frequent-piece top-1 (did the MLM use context, or sit on the plateau?)."""
+    from biotok_train.evaluate.heldout import evaluate_saved
+
+    with Timer() as t:
+        h = evaluate_saved(models.checkpoint(arm, models.recipe.steps), models.data(arm), models.heldout(arm))
+    return {**h.summary(), "sequences": h.sequences, "cpu_s": t.cpu, "wall_s": t.wall}
 
 
 def snapshot(model_dir: Path, out: Path) -> None:
@@ -330,6 +367,7 @@ def plan(recipe: Recipe) -> list[tuple[str, tuple]]:
     jobs += ft("transfer-fvt", first, 0)
     for step in [s for s in recipe.curve if 0 < s < recipe.steps]:
         jobs += ft("continual", first, step) + ft("transfer-fvt", first, step)
+    jobs += [(f"hm/{arm}", ("hm", arm, None, None, recipe.steps)) for arm in PRETRAINED]
     return jobs
 
 
@@ -337,6 +375,8 @@ def run_job(models: Models, key: str, job: tuple) -> dict:
     kind, arm, task, seed, step = job
     if kind == "pt":
         return pretrain_arm(models, arm)
+    if kind == "hm":
+        return heldout_mlm(models, arm)
     src = "general" if arm == "continual" and step == 0 else arm
     model_dir = models.checkpoint(src, step) if src in PRETRAINED else models.start(src)
     return finetune_run(models, model_dir, task, seed, models.work / "runs" / key.replace("/", "_"))
@@ -353,6 +393,8 @@ def ready(models: Models, job: tuple) -> bool:
     kind, arm, _task, _seed, step = job
     if kind == "pt" or arm not in PRETRAINED or not step:
         return True
+    if kind == "hm":
+        return result_file(models.work, f"pt/{arm}").is_file()
     if step == models.recipe.steps:
         return result_file(models.work, f"pt/{arm}").is_file()
     return (models.checkpoint(arm, step) / "config.json").is_file()
@@ -440,6 +482,7 @@ def prebuild(models: Models) -> None:
         models.start(arm)
     for arm in ("continual", "transfer-fvt"):
         models.data(arm)
+        models.heldout(arm)
 
 
 # --------------------------------------------------------------------------- statistics
@@ -534,7 +577,9 @@ def arms_table(done: dict, recipe: Recipe, corpus: dict) -> dict:
         row: dict = {"vocabulary": "biotok" if arm.startswith("transfer") else "general", "tasks": {}}
         if pt is not None:
             cpt = corpus["chars"] / max(1, pt["corpus_tokens"] or 1)
-            row["pretrain"] = {k: pt[k] for k in ("steps", "tokens_seen", "final_loss", "cpu_s", "wall_s", "corpus_tokens")}
+            row["pretrain"] = {k: pt[k] for k in ("steps", "tokens_seen", "cpu_s", "wall_s", "corpus_tokens")}
+            if f"hm/{arm}" in done:
+                row["pretrain"]["heldout_mlm"] = {k: v for k, v in done[f"hm/{arm}"].items() if k not in ("wall_s",)}
             row["pretrain"]["chars_seen"] = int(round(pt["tokens_seen"] * cpt))
             points = pt["loss_curve"][:: max(1, len(pt["loss_curve"]) // 10)] + pt["loss_curve"][-1:]
             row["pretrain"]["loss_curve"] = [p for i, p in enumerate(points) if p not in points[:i]]
@@ -614,24 +659,40 @@ def _md_results(a: dict) -> list[str]:
     return lines
 
 
+def plateau_sentence(h: dict) -> str:
+    """Whether an arm's MLM uses context: its held-out [MASK] loss against the unigram floor."""
+    from biotok_train.evaluate.heldout import describe
+
+    verdict = ("it uses context (interval below 0)" if h["left_plateau"] else
+               "it does not beat a model that ignores context (interval not below 0)")
+    return f"{describe(h)}: {verdict}, on {h['positions']:,} masked positions of the tasks' dev sentences."
+
+
 def _md_costs(a: dict) -> list[str]:
-    lines = ["| arm | MLM steps | tokens seen | characters seen | final MLM loss | pretraining CPU min | wall min "
-             "| fine-tuning CPU min per run |", "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    lines = ["| arm | MLM steps | tokens seen | characters seen | held-out [MASK] loss (unigram floor) | pretraining "
+             "CPU min | wall min | fine-tuning CPU min per run |", "|---|---:|---:|---:|---:|---:|---:|---:|"]
     for arm, row in _ordered(a["arms"]):
         p = row.get("pretrain")
         runs = sum(t["n"] for t in row["tasks"].values())
         ft = f"{sum(t['cpu_s'] for t in row['tasks'].values()) / 60 / runs:.1f}" if runs else "pending"
         if p:
-            lines.append(f"| {arm} | {p['steps']:,} | {p['tokens_seen']:,} | {p['chars_seen']:,} | {p['final_loss']:.3f} "
+            h = p.get("heldout_mlm")
+            held = f"{h['loss']:.3f} ({h['floor_loss']:.3f})" if h else "pending"
+            lines.append(f"| {arm} | {p['steps']:,} | {p['tokens_seen']:,} | {p['chars_seen']:,} | {held} "
                          f"| {p['cpu_s'] / 60:.1f} | {p['wall_s'] / 60:.1f} | {ft} |")
         else:
             pre = "0" if arm in ("general", "floor") else "pending"
             lines.append(f"| {arm} | {pre} | | | | | | {ft} |")
     for arm, row in _ordered(a["arms"]):
+        h = (row.get("pretrain") or {}).get("heldout_mlm")
+        if h:
+            lines += ["", f"{arm}: {plateau_sentence(h)}"]
+    for arm, row in _ordered(a["arms"]):
         if row.get("pretrain"):
             curve = ", ".join(f"{p[0]:,}: {p[1]:.2f}" + (f" ({p[2]:.0%})" if len(p) > 2 else "")
                               for p in row["pretrain"]["loss_curve"])
-            lines += ["", f"MLM loss (masked-token accuracy) of {arm} by step: {curve}."]
+            lines += ["", f"Training MLM loss (masked-token accuracy) of {arm} by step, each a mean over the logging "
+                      f"interval, not a held-out figure: {curve}."]
     seg = a["segmentation"]
     lines += ["", "Sequence lengths on the test sentences (pieces per word / per sentence): " + "; ".join(
         f"{v} on {t}: {s['pieces_per_word']:.3f} / {s['pieces_per_sentence']:.1f}" for v, d in seg.items() for t, s in d.items())

@@ -20,9 +20,11 @@ def test_plan_puts_the_most_informative_jobs_first():
                                      "ft/transfer-fvt/ncbi-disease/step1000/s2", "pt/transfer-random",
                                      "ft/transfer-fvt/ncbi-disease/step0/s0", "ft/continual/ncbi-disease/step250/s0")]
     assert order == sorted(order)
-    assert keys[-1] == "ft/transfer-fvt/ncbi-disease/step500/s2"
-    # 5 arms x 2 tasks x 3 seeds, 3 pretrainings, the curve: fvt at 0, both arms at 250 and 500
-    assert len(keys) == 30 + 3 + 3 + 12
+    assert keys[-4] == "ft/transfer-fvt/ncbi-disease/step500/s2"
+    assert keys[-3:] == ["hm/continual", "hm/transfer-fvt", "hm/transfer-random"]
+    # 5 arms x 2 tasks x 3 seeds, 3 pretrainings, the curve: fvt at 0, both arms at 250 and 500, the
+    # held-out [MASK] numbers of the 3 pretrained arms
+    assert len(keys) == 30 + 3 + 3 + 12 + 3
 
 
 def _run(gold, pred, score):
@@ -85,5 +87,14 @@ def test_fine_tuning_waits_for_the_checkpoint_it_needs(tmp_path):
     (tmp_path / "pretrain" / "continual" / "step-250").mkdir(parents=True)
     (tmp_path / "pretrain" / "continual" / "step-250" / "config.json").write_text("{}")
     assert T.ready(models, mid) and not T.ready(models, final)  # the final model exists only once pt/ is done
+    assert not T.ready(models, jobs["hm/continual"])
     T.write_json(T.result_file(tmp_path, "pt/continual"), {"steps": 1000})
-    assert T.ready(models, final)
+    assert T.ready(models, final) and T.ready(models, jobs["hm/continual"])
+
+
+def test_the_plateau_sentence_follows_the_interval():
+    h = {"loss": 4.2, "floor_loss": 6.3, "gap": -2.1, "gap_low": -2.2, "gap_high": -2.0, "left_plateau": True,
+         "top1": 0.31, "floor_top1": 0.05, "positions": 1234}
+    assert "it uses context" in T.plateau_sentence(h) and "1,234 masked positions" in T.plateau_sentence(h)
+    flat = {**h, "loss": 6.31, "gap": 0.01, "gap_low": -0.01, "gap_high": 0.03, "left_plateau": False}
+    assert "does not beat a model that ignores context" in T.plateau_sentence(flat)
