@@ -98,3 +98,12 @@ def test_the_plateau_sentence_follows_the_interval():
     assert "it uses context" in T.plateau_sentence(h) and "1,234 masked positions" in T.plateau_sentence(h)
     flat = {**h, "loss": 6.31, "gap": 0.01, "gap_low": -0.01, "gap_high": 0.03, "left_plateau": False}
     assert "does not beat a model that ignores context" in T.plateau_sentence(flat)
+
+
+def test_costs_add_up_the_cpu_of_every_finished_job():
+    done = {"pt/continual": {"cpu_s": 900.0}, "ft/continual/ncbi-disease/step1000/s0": {"cpu_s": 100.0},
+            "ft/continual/ncbi-disease/step250/s0": {"cpu_s": 110.0}, "hm/continual": {"cpu_s": 30.0},
+            "ft/general/ncbi-disease/step0/s0": {"cpu_s": 95.0}}
+    c = T.costs(done)
+    assert c["by_arm"]["continual"] == {"pretrain_s": 900.0, "finetune_s": 210.0, "heldout_s": 30.0}
+    assert list(c["by_arm"]) == ["general", "continual"] and c["total_cpu_s"] == 1235.0
