@@ -211,8 +211,9 @@ def run_published_ablation(cfg, work: Path, tok: Path, slug: str, title: str, do
     if not quick:
         dest = REPO / "docs" / "results" / slug
         dest.mkdir(parents=True, exist_ok=True)
-        for name in ("ablation.md", "ablation.json", "ablation.png", "config.json"):
-            shutil.copyfile(out / name, dest / name)
+        for name in ("ablation.md", "ablation.json", "ablation.png", "config.json", "timings.json"):
+            if name != "timings.json" or (out / name).is_file():  # timings: what benchmarks/time_to_verdict.py reads
+                shutil.copyfile(out / name, dest / name)
         setup = "Setup: " + " ".join(doc.split("Phases: ", 1)[1].split("\n"))
         text = ablation_readme(title, f"{slug.replace('-', '_')}.py", setup, report, out)
         (dest / "README.md").write_text(text, encoding="utf-8")

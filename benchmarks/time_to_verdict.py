@@ -1,0 +1,94 @@
+"""Time to a verdict: what each published experiment cost, read from its own files.
+
+    python benchmarks/time_to_verdict.py      # rewrites the "Time to a verdict" table of benchmarks/README.md
+
+Sources: ``docs/results/table9-minilm-cpu/ablation.json`` (CPU seconds of every finished job, per
+arm), ``docs/results/probe-fr/{fair,raw}/timings.json`` (CPU seconds of each probe run) and
+``docs/results/minilm-fr-cpu/timings.json`` (wall seconds of each part of the ablation, which
+records no CPU time). A folder that is not there yet is left out of the table.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+if __name__ == "__main__" and not __package__:  # run as a file: the checkout first, as with -m
+    sys.path[0] = str(Path(__file__).resolve().parents[1])
+from benchmarks._common import REPO  # noqa: E402
+
+RESULTS = REPO / "docs" / "results"
+README = REPO / "benchmarks" / "README.md"
+START, END = "<!-- time-to-verdict: start -->", "<!-- time-to-verdict: end -->"
+
+
+def _read(path: Path):
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+
+
+def table9_row(results: Path) -> dict | None:
+    a = _read(results / "table9-minilm-cpu" / "ablation.json")
+    if not a or "costs" not in a:
+        return None
+    c = a["costs"]
+    arms = ", ".join(f"{arm} {sum(v.values()) / 60:.0f}" for arm, v in c["by_arm"].items())
+    done = a["jobs"] - len(a["pending"])
+    return {"experiment": "table9-minilm-cpu", "unit": "CPU", "minutes": c["total_cpu_s"] / 60,
+            "detail": f"{done} of {a['jobs']} jobs; per arm: {arms}"}
+
+
+def probe_rows(results: Path) -> list[dict]:
+    rows = []
+    for mode in ("fair", "raw"):
+        t = _read(results / "probe-fr" / mode / "timings.json")
+        if not t:
+            continue
+        per: dict[str, float] = defaultdict(float)
+        for key, v in t.items():
+            per[key.rsplit("/", 1)[0]] += v["train_cpu_s"] + v["eval_cpu_s"]
+        seeds = len(t) // max(1, len(per))
+        arms = ", ".join(f"{arm} {s / 60:.0f}" for arm, s in per.items())
+        rows.append({"experiment": f"probe-fr ({mode})", "unit": "CPU", "minutes": sum(per.values()) / 60,
+                     "detail": f"{len(per)} arms x {seeds} seed(s); per arm: {arms}"})
+    return rows
+
+
+def ablation_row(results: Path, slug: str) -> dict | None:
+    t = _read(results / slug / "timings.json")
+    if not t:
+        return None
+    per: dict[str, float] = defaultdict(float)
+    for key, v in t.items():
+        parts = key.split("/")
+        if len(parts) > 1 and isinstance(v, (int, float)):
+            per[parts[1]] += v
+    arms = ", ".join(f"{arm} {s / 60:.0f}" for arm, s in per.items())
+    return {"experiment": slug, "unit": "wall", "minutes": sum(per.values()) / 60, "detail": f"per arm: {arms}"}
+
+
+def table(results: Path = RESULTS) -> str:
+    rows = [r for r in (table9_row(results), *probe_rows(results), ablation_row(results, "minilm-fr-cpu")) if r]
+    lines = ["| experiment | minutes | of | detail |", "|---|---:|---|---|"]
+    lines += [f"| [{r['experiment']}](../docs/results/{r['experiment'].split(' ')[0]}/) | {r['minutes']:.0f} | "
+              f"{r['unit']} | {r['detail']} |" for r in rows]
+    return "\n".join(lines)
+
+
+def rewrite(readme: Path = README, results: Path = RESULTS) -> str:
+    """The README with its table between the markers replaced (the markers must be there)."""
+    text = readme.read_text(encoding="utf-8")
+    head, rest = text.split(START, 1)
+    _, tail = rest.split(END, 1)
+    return f"{head}{START}\n{table(results)}\n{END}{tail}"
+
+
+def main() -> int:
+    README.write_text(rewrite(), encoding="utf-8")
+    print(f"wrote the time-to-verdict table of {README}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
