@@ -548,6 +548,38 @@ def curve(done: dict, recipe: Recipe) -> list[dict]:
     return points
 
 
+def curve_gaps(done: dict, recipe: Recipe) -> list[dict]:
+    """transfer-fvt minus continual on the curve's task at each step both arms have runs for (the
+    same seeds), with the paired bootstrap interval: where the domain vocabulary catches up."""
+    task, out = recipe.tasks[0], []
+    for step in [0, *[s for s in recipe.curve if 0 < s < recipe.steps], recipe.steps]:
+        a, b = runs_of(done, "transfer-fvt", task, step), runs_of(done, "continual", task, step)
+        common = sorted(set(a) & set(b))
+        if common:
+            out.append({"step": step, **_bootstrap(b, a, common)})
+    return out
+
+
+def catch_up_sentence(gaps: list[dict], curve_points: list[dict], steps: int) -> str:
+    """The curve's answer in one sentence, computed from the per-step verdicts."""
+    if not gaps:
+        return "Whether the domain vocabulary catches up is pending (no step has runs of both arms)."
+    cpu = {p["step"]: p.get("pretrain_cpu_min") for p in curve_points if p["arm"] == "transfer-fvt"}
+    caught = [g for g in gaps if g["verdict"] != "worse"]
+    first = caught[0] if caught else None
+    tried = ", ".join(f"{g['step']:,}" for g in gaps)
+    if first is None:
+        return (f"transfer-fvt stays below continual at every step measured (k = {tried}): within {steps:,} MLM steps "
+                "the domain vocabulary does not catch up with the general one.")
+    when = "from the start (k = 0)" if first["step"] == 0 else (
+        f"after {first['step']:,} MLM steps ({cpu.get(first['step'])} CPU-minutes of pretraining)")
+    word = "better than" if first["verdict"] == "better" else "indistinguishable from"
+    return (f"transfer-fvt is {word} continual {when}: {first['difference']:+.3f} [{first['low']:+.3f}, "
+            f"{first['high']:+.3f}] over {first['n_seeds']} seeds" + (
+                "" if all(g["verdict"] != "worse" for g in gaps if g["step"] >= first["step"])
+                else ", though a later step is worse again") + ".")
+
+
 def segmentation(work: Path, models: Models, recipe: Recipe) -> dict:
     """Pieces per word and per sentence of each vocabulary on each task's test sentences."""
     from biotok.formats import load
@@ -627,6 +659,7 @@ def analysis(work: Path, models: Models, recipe: Recipe, base_meta: dict) -> dic
                                              **transfer_counts(work)},
             "segmentation": segmentation(work, models, recipe), "arms": arms_table(done, recipe, corpus),
             "comparisons": comparisons(done, recipe), "curve": curve(done, recipe), "costs": costs(done),
+            "curve_gaps": curve_gaps(done, recipe),
             "pending": [k for k, _ in plan(recipe) if k not in done], "jobs": len(plan(recipe))}
 
 
@@ -728,13 +761,12 @@ def _md_curve(a: dict) -> list[str]:
         cells = [_cell(pts[s]) + (f" [{pts[s]['pretrain_cpu_min']}]" if pts[s].get("pretrain_cpu_min") is not None
                                   and pts[s].get("n") else "") for s in steps]
         lines.append(f"| {arm} | " + " | ".join(cells) + " |")
-    gaps = []
-    for step in steps:
-        pts = {p["arm"]: p for p in a["curve"] if p["step"] == step and p.get("n")}
-        if len(pts) == 2:
-            gaps.append(f"{step:,}: {pts['transfer-fvt']['mean'] - pts['continual']['mean']:+.3f}")
-    lines += ["", "transfer-fvt minus continual (mean test F1) at k = " + "; ".join(gaps) + "." if gaps
-              else "transfer-fvt minus continual: pending (no step has both arms yet)."]
+    gaps = a.get("curve_gaps", [])
+    if gaps:
+        lines += ["", "| k | transfer-fvt − continual [95 % CI] | verdict | seeds |", "|---:|---|---|---:|"]
+        lines += [f"| {g['step']:,} | {g['difference']:+.3f} [{g['low']:+.3f}, {g['high']:+.3f}] | {g['verdict']} | "
+                  f"{g['n_seeds']} |" for g in gaps]
+    lines += ["", catch_up_sentence(gaps, a["curve"], a["recipe"]["steps"])]
     return lines
 
 

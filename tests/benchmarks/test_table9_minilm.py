@@ -107,3 +107,16 @@ def test_costs_add_up_the_cpu_of_every_finished_job():
     c = T.costs(done)
     assert c["by_arm"]["continual"] == {"pretrain_s": 900.0, "finetune_s": 210.0, "heldout_s": 30.0}
     assert list(c["by_arm"]) == ["general", "continual"] and c["total_cpu_s"] == 1235.0
+
+
+def test_the_catch_up_sentence_is_computed_from_the_per_step_verdicts():
+    def g(step, verdict, diff):
+        return {"step": step, "verdict": verdict, "difference": diff, "low": diff - 0.02, "high": diff + 0.02,
+                "n_seeds": 3}
+
+    pts = [{"arm": "transfer-fvt", "step": s, "pretrain_cpu_min": m} for s, m in ((0, 0.0), (250, 4.1), (1000, 16.0))]
+    later = T.catch_up_sentence([g(0, "worse", -0.1), g(250, "cannot tell", 0.0), g(1000, "better", 0.03)], pts, 1000)
+    assert "indistinguishable from continual after 250 MLM steps (4.1 CPU-minutes" in later and "though" not in later
+    never = T.catch_up_sentence([g(0, "worse", -0.1), g(1000, "worse", -0.05)], pts, 1000)
+    assert "does not catch up" in never and "k = 0, 1,000" in never
+    assert "pending" in T.catch_up_sentence([], pts, 1000)
