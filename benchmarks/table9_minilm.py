@@ -14,9 +14,10 @@ WordPiece of the base's size, lowercased, trained on the pretraining text, by FV
 BC5CDR, BC2GM, JNLPBA and the WMT biomedical English training abstracts, without any line that
 is or contains a sentence of the evaluated tasks' dev and test sets. Every arm is fine-tuned on
 each task with the same recipe and seeds; the curve fine-tunes transfer-fvt and continual from
-their checkpoints at the --curve steps on the first task. Jobs run in the order that gives the
-most informative numbers first (general and floor, then continual and transfer-fvt, then
-transfer-random, then the curve); the README says which cells are still pending.
+their checkpoints at the --curve steps on the first task. Jobs run in plan order, each
+worker taking the first one whose model is ready: general and floor, the three pretrainings
+(the longest jobs, which the rest wait for), the arms' fine-tuning, then the curve and the
+held-out [MASK] numbers; the README says which cells are still pending.
 """
 
 from __future__ import annotations
@@ -357,11 +358,12 @@ def plan(recipe: Recipe) -> list[tuple[str, tuple]]:
     jobs = []
     for task in tasks:
         jobs += ft("general", task, 0) + ft("floor", task, 0)
-    jobs += [("pt/continual", ("pt", "continual", None, None, None))] + ft("continual", first)
-    jobs += [("pt/transfer-fvt", ("pt", "transfer-fvt", None, None, None))] + ft("transfer-fvt", first)
+    # the pretrainings first: the longest jobs, which every later one waits for (with --workers, one
+    # worker pretrains while the others fine-tune what is ready)
+    jobs += [(f"pt/{arm}", ("pt", arm, None, None, None)) for arm in PRETRAINED]
+    jobs += ft("continual", first) + ft("transfer-fvt", first)
     for task in tasks[1:]:
         jobs += ft("continual", task) + ft("transfer-fvt", task)
-    jobs += [("pt/transfer-random", ("pt", "transfer-random", None, None, None))]
     for task in tasks:
         jobs += ft("transfer-random", task)
     jobs += ft("transfer-fvt", first, 0)

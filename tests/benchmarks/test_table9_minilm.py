@@ -16,8 +16,9 @@ def test_plan_puts_the_most_informative_jobs_first():
     assert len(keys) == len(set(keys))
     first = keys[:12]
     assert {k.split("/")[1] for k in first} == {"general", "floor"}
-    order = [keys.index(k) for k in ("pt/continual", "ft/continual/ncbi-disease/step1000/s0", "pt/transfer-fvt",
-                                     "ft/transfer-fvt/ncbi-disease/step1000/s2", "pt/transfer-random",
+    order = [keys.index(k) for k in ("pt/continual", "pt/transfer-fvt", "pt/transfer-random",
+                                     "ft/continual/ncbi-disease/step1000/s0", "ft/transfer-fvt/ncbi-disease/step1000/s2",
+                                     "ft/transfer-random/bc5-chem/step1000/s0",
                                      "ft/transfer-fvt/ncbi-disease/step0/s0", "ft/continual/ncbi-disease/step250/s0")]
     assert order == sorted(order)
     assert keys[-4] == "ft/transfer-fvt/ncbi-disease/step500/s2"
