@@ -26,6 +26,7 @@ FULL = [
     ["train_speed.py", "--sizes", "100,1000", "--runs", "3"],
     ["train_scale.py"],
     ["pretrain_throughput.py", "--json", str(RESULTS / "pretrain_throughput.json")],
+    ["finetune_speed.py"],
 ]
 QUICK = [
     ["normalize_speed.py", "--mb", "2", "--runs", "1"],
@@ -33,6 +34,7 @@ QUICK = [
     ["train_speed.py", "--sizes", "3,6", "--runs", "1", "--vocab-size", "4000"],
     ["train_scale.py", "--quick"],
     ["pretrain_throughput.py", "--steps", "6", "--skip", "2", "--json", str(QUICK_RESULTS / "pretrain_throughput.json")],
+    ["finetune_speed.py", "--quick"],
 ]
 
 
