@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import BinaryIO, Callable, Iterable, Iterator
 
 from biotok.errors import CorpusError
-from biotok.io import sha256_file
+from biotok.io import not_found, sha256_file
 
 STDIN = "-"
 _MAGIC = {
@@ -78,6 +78,13 @@ def _is_jsonl(path: str) -> bool:
     return stem.endswith(_JSON_SUFFIXES)
 
 
+def corpus_names(paths: Iterable[str | os.PathLike[str] | CorpusFile]) -> str:
+    """The inputs an error is about, as the user gave them: the first three, then how many more
+    ('-' is '<stdin>')."""
+    names = [p.name if isinstance(p, CorpusFile) else CorpusFile(str(p), False).name for p in paths]
+    return ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+
+
 def resolve(paths: Iterable[str | os.PathLike[str]]) -> list[CorpusFile]:
     """Expand directories (recursively, sorted, hidden files skipped) into corpus files."""
     out: list[CorpusFile] = []
@@ -101,7 +108,7 @@ def resolve(paths: Iterable[str | os.PathLike[str]]) -> list[CorpusFile]:
         elif path.exists():
             raise CorpusError(f"corpus path {p} is not a regular file or directory")
         else:
-            raise CorpusError(f"corpus file not found: {p}")
+            raise CorpusError(not_found("corpus file", p))
     if not out:
         raise CorpusError("no corpus given")
     return out

@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from biotok.config import CostConfig
+from biotok.config import INT64_MAX, CostConfig
 from biotok.errors import ConfigError, CorpusError
 from biotok.tokenizer import BiotokTokenizer
 
@@ -46,6 +46,8 @@ def parse_size(text: str | int) -> int:
     out = int(float(value) * base**power)
     if out < 1:
         raise ConfigError(f"corpus size must be positive, not {text!r}")
+    if out > INT64_MAX:  # no corpus is larger than 8 EiB: the estimates would be meaningless numbers
+        raise ConfigError(f"corpus size {text!r} is beyond {INT64_MAX:,} bytes (8 EiB)")
     return out
 
 
@@ -79,9 +81,10 @@ class CorpusSample:
     corpus_lines: int
 
 
-def sample_corpus(lines: Iterable[str], size: int, seed: int = 0) -> CorpusSample:
+def sample_corpus(lines: Iterable[str], size: int, seed: int = 0, label: str = "") -> CorpusSample:
     """One pass: count the UTF-8 bytes of every line (+1 for its newline) and keep a uniform
-    reservoir sample of ``size`` lines (seeded, so the same corpus gives the same sample)."""
+    reservoir sample of ``size`` lines (seeded, so the same corpus gives the same sample);
+    ``label``: the corpus as an error names it."""
     rng = random.Random(seed)
     keep: list[str] = []
     total = n = 0
@@ -95,7 +98,7 @@ def sample_corpus(lines: Iterable[str], size: int, seed: int = 0) -> CorpusSampl
                 keep[j] = line
         n += 1
     if n == 0:
-        raise CorpusError("the corpus has no line")
+        raise CorpusError(f"the corpus {label + ' ' if label else ''}has no line")
     return CorpusSample(tuple(keep), sum(len(l.encode("utf-8")) + 1 for l in keep), total, n)
 
 

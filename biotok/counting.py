@@ -33,11 +33,11 @@ from typing import Any, Iterable, Sequence, TextIO
 from biotok._version import __version__
 from biotok.config import NormalizeConfig
 from biotok.corpus import (
-    STDIN, CorpusFile, CorpusStats, LineError, compression, iter_records, line_pieces, piece_limit, resolve,
-    texts_of,
+    STDIN, CorpusFile, CorpusStats, LineError, compression, corpus_names, iter_records, line_pieces, piece_limit,
+    resolve, texts_of,
 )
 from biotok.errors import ConfigError, CorpusError
-from biotok.io import sha256_file
+from biotok.io import not_found, sha256_file
 from biotok.normalize import build_normalizer
 from biotok.output import atomic_file
 
@@ -469,7 +469,7 @@ def read_counts(path: str | os.PathLike[str], into: Counter[str] | None = None) 
     try:
         f = open(path, encoding="utf-8", newline="\n")  # noqa: SIM115
     except FileNotFoundError:
-        raise CorpusError(f"counts file not found: {name}") from None
+        raise CorpusError(not_found("counts file", name)) from None
     except OSError as e:
         raise CorpusError(f"cannot open counts file {name}: {e.strerror}") from None
     with f:
@@ -489,6 +489,11 @@ def read_counts(path: str | os.PathLike[str], into: Counter[str] | None = None) 
                         "corpus is that frequent, and the tokenizers backend feeds its trainer every occurrence"
                     )
                 counts[word] += int(num)
+                if counts[word] > MAX_COUNT:  # shards add up: the sum has the same limit as one count
+                    raise CorpusError(
+                        f"{name}:{lineno}: the counts of {word[:40]!r} add up to {counts[word]:,} with the counts "
+                        f"files before it, beyond {MAX_COUNT:,}: no word of a corpus is that frequent"
+                    )
         except UnicodeDecodeError as e:
             raise CorpusError(f"{name}: invalid UTF-8 in a counts file ({e.reason})") from None
     return counts
@@ -497,14 +502,13 @@ def read_counts(path: str | os.PathLike[str], into: Counter[str] | None = None) 
 def read_count_files(paths: Iterable[str | os.PathLike[str]]) -> Counter[str]:
     """The sum of several count files: counts of shards add up to the counts of the corpus."""
     total: Counter[str] = Counter()
-    n = 0
+    paths = list(paths)
     for p in paths:
         read_counts(p, total)
-        n += 1
-    if not n:
+    if not paths:
         raise CorpusError("no counts file given")
     if not total:
-        raise CorpusError("the counts files hold no word")
+        raise CorpusError(f"the counts files {corpus_names(paths)} hold no word")
     return total
 
 

@@ -162,7 +162,9 @@ def sweep_stale(dest: PathLike) -> list[Path]:
 
 # --- checks before the work ----------------------------------------------------------------------
 def _resolved(p: PathLike) -> Path:
-    return Path(p).expanduser().resolve()
+    """``p`` made absolute with its symlinks followed; a symlink loop is left as it is (pathlib's
+    ``resolve()`` raises RuntimeError on one before Python 3.13: the read then names it)."""
+    return Path(os.path.realpath(Path(p).expanduser()))
 
 
 def _contains(parent: Path, child: Path) -> bool:
@@ -254,7 +256,7 @@ def check_writable_file(
     ``parents=False``: a missing folder is an error instead of being created.
     """
     p = Path(out)
-    if not parents and not p.resolve().parent.is_dir():
+    if not parents and not _resolved(p).parent.is_dir():
         raise ConfigError(f"cannot write {p}: folder {p.parent} does not exist")
     if p.is_dir():
         raise OutputExistsError(f"{p} is a directory; give a file name")

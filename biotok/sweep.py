@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Sequence
 
 from biotok.config import SweepConfig, TrainConfig
-from biotok.corpus import iter_lines
+from biotok.corpus import corpus_names, iter_lines
 from biotok.errors import BiotokError, ConfigError, CorpusError
 from biotok.formats import load
 from biotok.metrics import compare
@@ -126,20 +126,22 @@ def _train_and_eval_text(corpus: Sequence[str | os.PathLike[str]], eval_corpus, 
     if eval_corpus:
         train_files = [str(c) for c in corpus]
         eval_lines = list(iter_lines(list(eval_corpus), field_name))
+        source = corpus_names(eval_corpus)
     else:
         tr, ev = work / "train.txt", work / "heldout.txt"
         n_train, n_eval = _split_corpus(iter_lines(list(corpus), field_name), cfg.heldout_fraction, tr, ev)
         if n_eval == 0 or n_train == 0:
             raise CorpusError(
-                f"the corpus is too small to hold out {cfg.heldout_fraction:.0%} of its lines "
+                f"the corpus {corpus_names(corpus)} is too small to hold out {cfg.heldout_fraction:.0%} of its lines "
                 f"({n_train + n_eval} lines); give --eval-corpus"
             )
         train_files = [str(tr)]
+        source = corpus_names(corpus)
         eval_lines = ev.read_text(encoding="utf-8").splitlines()
     if cfg.max_eval_lines is not None:
         eval_lines = eval_lines[: cfg.max_eval_lines]
     if not eval_lines:
-        raise CorpusError("no line to measure on")
+        raise CorpusError(f"no line to measure on in {source}")
     return train_files, eval_lines
 
 

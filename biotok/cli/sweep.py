@@ -10,7 +10,7 @@ import click
 from biotok.cli.options import field_option, force_option, normalize_options, progress_option, tokenizer_options
 from biotok import config as _config
 from biotok.config import ALGOS, CostConfig, NormalizeConfig, SweepConfig, TrainConfig
-from biotok.corpus import iter_lines
+from biotok.corpus import corpus_names, iter_lines
 from biotok.cost import estimate_cost, parse_size, sample_corpus
 from biotok.formats import load_many
 
@@ -124,7 +124,7 @@ def cost(tokenizers, corpus, corpus_size, tokens_per_second, gpus, epochs, batch
                      gpus=gpus, hidden_size=hidden_size, tied_embeddings=not untied, sample_lines=sample_lines)
     size = parse_size(corpus_size) if corpus_size is not None else None
     toks = load_many(tokenizers, tokenizers_dir=tokenizers_dir, lowercase=lowercase)
-    sample = sample_corpus(iter_lines(list(corpus), field_name), cfg.sample_lines, cfg.seed)
+    sample = sample_corpus(iter_lines(list(corpus), field_name), cfg.sample_lines, cfg.seed, label=corpus_names(corpus))
     rep = estimate_cost(toks, sample, cfg, corpus_bytes=size)
     if as_json:
         click.echo(json.dumps(json_safe(rep.as_dict()), ensure_ascii=False, indent=2))

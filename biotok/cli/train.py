@@ -9,6 +9,7 @@ import click
 
 from biotok.cli.options import field_option, force_option, normalize_options, quiet_option
 from biotok.config import ALGO_ALIASES, ALGOS, BACKEND_NAMES, NormalizeConfig, TrainConfig
+from biotok.corpus import corpus_names
 from biotok.counting import count_corpus, save_counts
 from biotok.errors import CorpusError
 from biotok.output import check_writable_file
@@ -126,7 +127,7 @@ def count(corpus, out, lower, normalize, unicode, strip_accents, field_name, wor
                                          strip_accents=strip_accents)
     counted = count_corpus(list(corpus), norm, field_name=field_name, workers=workers, progress=not quiet)
     if not counted.counts:
-        raise CorpusError("the corpus is empty: no word to count")
+        raise CorpusError(f"the corpus {corpus_names(corpus)} is empty: no word to count")
     n = save_counts(counted, out, norm, field_name, force=force, inputs=corpus)
     if not to_stdout:
         click.echo(f"counted {sum(counted.counts.values()):,} words, {n:,} distinct -> {out}", err=True)

@@ -14,6 +14,7 @@ import os
 from dataclasses import dataclass
 from typing import Sequence
 
+from biotok.errors import CorpusError
 from biotok.evidence.entities import (EntityReport, entities_cards, entities_markdown, entities_provenance,
                                       entities_section, entity_fragmentation, load_entity_docs)
 from biotok.evidence.morphemes import (MorphemeReport, morpheme_alignment, morphemes_cards, morphemes_markdown,
@@ -109,8 +110,10 @@ def collect_evidence(
     ent = ter = mor = num = None
     if entities is not None:
         name, docs = load_entity_docs(entities, data_dir)
-        log.info("entities: %s mentions in %s documents of %s", f"{sum(len(d.mentions) for d in docs):,}",
-                 f"{len(docs):,}", name)
+        mentions = sum(len(d.mentions) for d in docs)
+        if not mentions:  # refused before any line is logged: the error is the only line
+            raise CorpusError(f"no entity mention in {entities} (a BRAT folder of .txt + .ann files, or a BIO file)")
+        log.info("entities: %s mentions in %s documents of %s", f"{mentions:,}", f"{len(docs):,}", name)
         ent = entity_fragmentation(tokenizers, docs, dataset=name)
     words_source, texts = None, None
     if terminology is not None:

@@ -516,3 +516,127 @@ def test_every_config_number_is_checked_by_the_shared_helper():
                  lambda: CostConfig(tokens_per_second=float("inf")), lambda: CostConfig(seed=2**64)):
         with pytest.raises(ConfigError):
             make()
+
+
+# --- issue 24, text the libraries refuse: read and refused by biotok, naming the file and line ------
+def test_lone_surrogate_in_a_jsonl_escape(tmp_path):
+    """json.loads turns '\\ud800' into a lone surrogate, which UTF-8 cannot encode."""
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text('{"text": "ok"}\n{"text": "bad \\ud800 here"}\n', encoding="utf-8")
+    before = tree_digest(corpus)
+    for cmd in (("count", corpus, "--out", tmp_path / "counts.tsv", "-q"),
+                ("train", corpus, *TRAIN, "--out", tmp_path / "tok")):
+        assert_contract(run(*cmd), PROG, f"{corpus}:2", "surrogate")
+    assert tree_digest(corpus) == before and sorted(p.name for p in tmp_path.iterdir()) == ["c.jsonl"]
+
+
+def test_lone_surrogate_given_to_the_python_api(tok):
+    from biotok.errors import CorpusError
+    from biotok.formats import load
+
+    t = load(tok)
+    with pytest.raises(CorpusError, match="surrogate U\\+D800"):
+        t.encode("bad \ud800")
+    with pytest.raises(CorpusError, match="text 1 holds a lone surrogate"):
+        t.encode_batch(["ok", "bad \ud800"])
+
+
+def test_a_valid_json_line_over_one_mib_is_read_whole(tmp_path):
+    """The long-line cut applies to the text field, never to the JSON record."""
+    corpus = tmp_path / "c.jsonl"
+    long = "Le patient présente une fièvre. " * 40_000  # 1.3 MB of text in one record
+    corpus.write_text(json.dumps({"text": "court"}) + "\n" + json.dumps({"id": 7, "text": long}) + "\n",
+                      encoding="utf-8")
+    r = run("count", corpus, "--out", tmp_path / "counts.tsv", "-q")
+    assert r.exit_code == 0, r.output
+    counts = dict(l.split("\t") for l in (tmp_path / "counts.tsv").read_text("utf-8").splitlines())
+    assert counts["fièvre"] == "40000" and counts["court"] == "1"
+
+
+@pytest.mark.parametrize("count", ["٣", "²", "3000000000"], ids=["arabic-indic", "superscript", "3e9"])
+def test_counts_file_numbers(tmp_path, count):
+    """A Unicode digit (int() reads '٣', refuses '²') or a count the backends cannot take
+    (SentencePiece's int32: std::bad_alloc; tokenizers feeds every occurrence: minutes)."""
+    counts = tmp_path / "counts.tsv"
+    counts.write_text(f"patient\t{count}\nle\t5\n", encoding="utf-8")
+    out = tmp_path / "tok"
+    r = run("train", "--from-counts", counts, "--algo", "bpe", "--vocab-size", 100, "--out", out, "-q")
+    assert_contract(r, PROG, f"{counts}:1")
+    assert not out.exists() and leftovers(tmp_path, "tok") == []
+
+
+def test_counts_of_shards_adding_up_beyond_int32(tmp_path):
+    shards = [tmp_path / "s1.tsv", tmp_path / "s2.tsv"]
+    for s in shards:
+        s.write_text("patient\t2000000000\n", encoding="utf-8")
+    out = tmp_path / "tok"
+    r = run("train", "--from-counts", *shards, "--algo", "bpe", "--vocab-size", 100, "--out", out, "-q")
+    assert_contract(r, PROG, f"{shards[1]}:1", "add up to 4,000,000,000")
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("record", ['"lower"', '["lowercase"]'], ids=["string", "list"])
+def test_counts_record_whose_normalization_is_not_an_object(tmp_path, corpus, record):
+    counts = tmp_path / "counts.tsv"
+    assert run("count", corpus, "--out", counts, "-q").exit_code == 0
+    meta = json.loads((tmp_path / "counts.tsv.json").read_text("utf-8"))
+    (tmp_path / "counts.tsv.json").write_text(json.dumps({**meta, "normalize": json.loads(record)}), encoding="utf-8")
+    r = run("train", "--from-counts", counts, *TRAIN, "--out", tmp_path / "tok")
+    assert_contract(r, PROG, "counts.tsv.json", "'normalize'")
+
+
+# --- issue 24, paths: symbolic links that cannot be followed ----------------------------------------
+@pytest.mark.parametrize("kind", ["loop", "dangling"])
+def test_symlink_loop_or_dangling_link_as_corpus(tmp_path, kind):
+    a = tmp_path / "a.txt"
+    if kind == "loop":
+        b = tmp_path / "b.txt"
+        a.symlink_to(b)
+        b.symlink_to(a)
+    else:
+        a.symlink_to(tmp_path / "nowhere.txt")
+    before = tree_digest(tmp_path)
+    for cmd in (("count", a, "--out", tmp_path / "counts.tsv", "-q"), ("train", a, *TRAIN, "--out", tmp_path / "tok"),
+                ("train", "--from-counts", a, *TRAIN, "--out", tmp_path / "tok")):
+        assert_contract(run(*cmd), PROG, a)
+    assert tree_digest(tmp_path) == before
+
+
+# --- issue 24, errors that name the file they are about ------------------------------------------------
+@pytest.mark.parametrize("content", ["", "\n  \n\n"], ids=["empty", "blank-lines"])
+def test_an_empty_corpus_is_named(tmp_path, tok, content):
+    empty = tmp_path / "empty.txt"
+    empty.write_text(content, encoding="utf-8")
+    cases = [
+        ("sweep", empty, "--sizes", "200,300", "--algo", "wordpiece", "--out", tmp_path / "s", "--no-progress"),
+        ("count", empty, "--out", tmp_path / "counts.tsv", "-q"),
+        ("cost", tok, "--corpus", empty, "--corpus-size", "1GB"),
+    ]
+    for args in cases:
+        assert_contract(run(*args), PROG, empty)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["empty.txt"]
+
+
+def test_sweep_with_an_empty_eval_corpus_names_it(tmp_path, corpus):
+    blank = tmp_path / "blank.txt"
+    blank.write_text("\n\n", encoding="utf-8")
+    r = run("sweep", corpus, "--eval-corpus", blank, "--sizes", "200,300", "--algo", "wordpiece", "--out",
+            tmp_path / "s", "--no-progress")
+    assert_contract(r, PROG, blank)
+    assert not (tmp_path / "s").exists() and leftovers(tmp_path, "s") == []
+
+
+@pytest.mark.parametrize("option", ["--sentences", "--entities"])
+def test_report_input_with_no_usable_content_is_one_line(tmp_path, tok, corpus, option):
+    """--entities logged its 'entities: 0 mentions ...' line before the error (two lines)."""
+    blank = tmp_path / "blank.txt"
+    blank.write_text("\n   \n\n", encoding="utf-8")
+    out = tmp_path / "rep"
+    r = run("report", tok, "--corpus", corpus, option, blank, "--out", out, "--no-progress")
+    assert_contract(r, PROG, blank)
+    assert not out.exists() and leftovers(tmp_path, "rep") == []
+
+
+def test_cost_corpus_size_beyond_any_disk(tok, corpus):
+    r = run("cost", tok, "--corpus", corpus, "--corpus-size", "100000000000000000000000GB")
+    assert_contract(r, PROG, "100000000000000000000000GB")
