@@ -137,14 +137,37 @@ def piece_views(seg: Segmentation, marker: str = "") -> tuple[PieceView, ...]:
     return tuple(out)
 
 
+# What a page draws, whatever its inputs hold (one 2 MB line drawn piece by piece made a 69 MB page):
+MAX_SHOWN_TEXTS = 200  # texts drawn by one section (a sentences or terms file may hold more)
+MAX_SHOWN_CHARS = 1000  # characters of one text drawn (a longer one is cut at a space)
+
+
+def _shown(text: str) -> str:
+    if len(text) <= MAX_SHOWN_CHARS:
+        return text
+    cut = text.rfind(" ", MAX_SHOWN_CHARS // 2, MAX_SHOWN_CHARS + 1)
+    return text[: cut if cut > 0 else MAX_SHOWN_CHARS]
+
+
+def shown_note(n: int) -> str:
+    """The sentence a section's description adds when it holds more texts than a page draws."""
+    return "" if n <= MAX_SHOWN_TEXTS else f" The first {MAX_SHOWN_TEXTS:,} of {n:,} are drawn."
+
+
 def segmented_texts(tokenizers: Sequence[BiotokTokenizer], texts: Sequence[str],
                     labels: Sequence[str] | None = None) -> tuple[SegmentedText, ...]:
-    """Segment each text with every tokenizer (no special tokens)."""
-    per_tok = [segment(t, texts) for t in tokenizers]
+    """Segment each text with every tokenizer (no special tokens): the first
+    :data:`MAX_SHOWN_TEXTS` texts, each cut to :data:`MAX_SHOWN_CHARS` characters (at a space; its
+    label then says so), so that no input makes a page larger than a page should be."""
     labels = list(labels) if labels is not None else [""] * len(texts)
+    texts, labels = list(texts)[:MAX_SHOWN_TEXTS], labels[:MAX_SHOWN_TEXTS]
+    shown = [_shown(t) for t in texts]
+    labels = [lab if s == t else f"{lab + ', ' if lab else ''}first {len(s):,} of {len(t):,} characters"
+              for s, t, lab in zip(shown, texts, labels)]
+    per_tok = [segment(t, shown) for t in tokenizers]
     return tuple(
         SegmentedText(text, label, tuple(piece_views(segs[i], t.marker) for t, segs in zip(tokenizers, per_tok)))
-        for i, (text, label) in enumerate(zip(texts, labels))
+        for i, (text, label) in enumerate(zip(shown, labels))
     )
 
 
@@ -168,4 +191,5 @@ def num(x: float | None, digits: int = 2) -> str:
 
 
 __all__ = ["Card", "Column", "Examples", "Figure", "Page", "PieceView", "Section", "SegmentedText", "Table",
-           "TokenizerInfo", "VocabData", "colour_index", "num", "pct", "piece_views", "png_figure", "segmented_texts"]
+           "TokenizerInfo", "VocabData", "colour_index", "num", "pct", "piece_views", "png_figure", "segmented_texts",
+           "shown_note"]

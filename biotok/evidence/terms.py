@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from biotok.page import Section, segmented_texts
+from biotok.page import Section, segmented_texts, shown_note
 from biotok.terminology import TermTable
 from biotok.tokenizer import BiotokTokenizer
 
@@ -28,7 +28,7 @@ def terms_section(tokenizers: Sequence[BiotokTokenizer], terms: Sequence[tuple[s
     """The page's section: one row per (term, category), one column of pieces per tokenizer."""
     return Section(
         "terms", "Segmentation of the term list",
-        "Each term alone, one column per tokenizer; the number is its count of pieces.",
+        "Each term alone, one column per tokenizer; the number is its count of pieces." + shown_note(len(terms)),
         segmented=segmented_texts(tokenizers, [t for t, _ in terms], [c for _, c in terms]),
         segmented_layout="grid")
 

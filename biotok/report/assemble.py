@@ -9,7 +9,8 @@ from biotok.evidence import Evidence
 from biotok.evidence.terms import terms_section
 from biotok.io import versions as library_versions
 from biotok.metrics import Comparison
-from biotok.page import Card, Column, Figure, Page, Section, Table, TokenizerInfo, VocabData, pct, segmented_texts
+from biotok.page import (Card, Column, Figure, Page, Section, Table, TokenizerInfo, VocabData, pct, segmented_texts,
+                         shown_note)
 from biotok.tokenizer import BiotokTokenizer
 from biotok.vocab import Vocab
 
@@ -80,7 +81,8 @@ def sample_sections(tokenizers: Sequence[BiotokTokenizer], sentences: Sequence[t
             "segmentation", "Segmentation of sample sentences",
             "Each coloured box is one piece, drawn with the characters it covers in the text; ▁ marks a piece "
             "that starts a word in the tokenizer's own convention (after it for end-of-word vocabularies), red "
-            "boxes are unknown pieces. Hover a piece to see it as stored in the vocabulary.",
+            "boxes are unknown pieces. Hover a piece to see it as stored in the vocabulary."
+            + shown_note(len(sentences)),
             segmented=segmented_texts(tokenizers, [s for s, _ in sentences], [l for _, l in sentences])))
     if terms:
         out.append(terms_section(tokenizers, terms))

@@ -640,3 +640,26 @@ def test_report_input_with_no_usable_content_is_one_line(tmp_path, tok, corpus, 
 def test_cost_corpus_size_beyond_any_disk(tok, corpus):
     r = run("cost", tok, "--corpus", corpus, "--corpus-size", "100000000000000000000000GB")
     assert_contract(r, PROG, "100000000000000000000000GB")
+
+
+# --- issue 24, what a page shows is capped, whatever the inputs hold -----------------------------------
+def test_report_page_of_a_two_megabyte_sentence_stays_small(tmp_path, tok, corpus):
+    """One 2 MB line given with --sentences made a 69 MB report.html."""
+    sentences = tmp_path / "sentences.txt"
+    sentences.write_text("Une phrase.\n" + "Le patient présente une fièvre élevée. " * 52_000 + "\n", encoding="utf-8")
+    r = run("report", tok, "--corpus", corpus, "--sentences", sentences, "--out", tmp_path / "rep", "--no-progress")
+    assert r.exit_code == 0, r.output
+    page = (tmp_path / "rep" / "report.html").read_text("utf-8")
+    assert len(page) < 2_000_000, len(page)
+    assert re.search(r"first \d{3} of 2,027,999 characters", page)  # the line, stripped, cut at a space
+
+
+def test_a_section_draws_at_most_its_share_of_texts(tok):
+    from biotok.formats import load
+    from biotok.page import MAX_SHOWN_CHARS, MAX_SHOWN_TEXTS, segmented_texts, shown_note
+
+    texts = [f"phrase {i}" for i in range(MAX_SHOWN_TEXTS + 50)] + ["mot " * 2000]
+    drawn = segmented_texts([load(tok)], texts)
+    assert len(drawn) == MAX_SHOWN_TEXTS and all(len(d.text) <= MAX_SHOWN_CHARS for d in drawn)
+    assert shown_note(len(texts)) == f" The first {MAX_SHOWN_TEXTS:,} of {len(texts):,} are drawn."
+    assert segmented_texts([load(tok)], ["mot " * 2000])[0].label.startswith("first ")
