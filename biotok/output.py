@@ -267,6 +267,16 @@ def check_writable_file(
     return p
 
 
+def check_png(out: PathLike, option: str) -> Path:
+    """A figure's file name: biotok draws PNG only, so a name not ending in ``.png`` (``.svg``,
+    ``.xyz``, none) is refused at the door rather than failing in matplotlib or holding PNG bytes
+    under another extension."""
+    p = Path(out)
+    if p.suffix.lower() != ".png":
+        raise ConfigError(f"{option} {out}: figures are written as PNG; give a file name ending in .png")
+    return p
+
+
 # --- atomic renames ------------------------------------------------------------------------------
 _RENAME_NOREPLACE, _RENAME_EXCHANGE = 1, 2
 _AT_FDCWD = -100

@@ -27,7 +27,7 @@ from biotok.config import EXAMPLES
 from biotok.corpus import iter_lines
 from biotok.errors import CorpusError
 from biotok.formats import load_many
-from biotok.output import check_writable, check_writable_file
+from biotok.output import check_png, check_writable, check_writable_file
 
 
 _terms_option = click.option(
@@ -112,6 +112,7 @@ def compare(tokenizers, corpus, field_name, terms, max_lines, batch_size, exampl
 
     term_pairs = read_terms_file(terms) if terms is not None else None  # fail fast, before any work
     if plot is not None:
+        check_png(plot, "--plot")
         check_writable_file(plot, force=True, inputs=[*corpus, *([terms] if terms else [])], parents=False)
     toks = load_many(tokenizers, tokenizers_dir=tokenizers_dir, lowercase=lowercase)
     res = compare_tokenizers(

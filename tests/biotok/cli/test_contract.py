@@ -663,3 +663,12 @@ def test_a_section_draws_at_most_its_share_of_texts(tok):
     assert len(drawn) == MAX_SHOWN_TEXTS and all(len(d.text) <= MAX_SHOWN_CHARS for d in drawn)
     assert shown_note(len(texts)) == f" The first {MAX_SHOWN_TEXTS:,} of {len(texts):,} are drawn."
     assert segmented_texts([load(tok)], ["mot " * 2000])[0].label.startswith("first ")
+
+
+# --- issue 24, figures: PNG names only --------------------------------------------------------------
+@pytest.mark.parametrize("name", ["overlap.xyz", "overlap.svg", "overlap"])
+def test_compare_plot_with_a_name_that_is_not_png(tmp_path, tok, name):
+    """It wrote PNG bytes under any name (overlap.svg held a PNG)."""
+    out = tmp_path / name
+    assert_contract(run("compare", tok, tok, "--plot", out), PROG, out, ".png")
+    assert not out.exists() and leftovers(tmp_path, name) == []
