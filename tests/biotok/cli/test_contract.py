@@ -672,3 +672,29 @@ def test_compare_plot_with_a_name_that_is_not_png(tmp_path, tok, name):
     out = tmp_path / name
     assert_contract(run("compare", tok, tok, "--plot", out), PROG, out, ".png")
     assert not out.exists() and leftovers(tmp_path, name) == []
+
+
+# --- issue 24, SIGTERM stops a native trainer's feed ------------------------------------------------
+def test_sigterm_while_the_tokenizers_trainer_is_fed_stops_at_once(tmp_path):
+    """The tokenizers trainers pull their input from Rust threads, where Python runs no signal
+    handler: a BPE run signalled at 4 s exited at 38 s. Counts of 2e9 feed it for many minutes."""
+    counts = tmp_path / "counts.tsv"
+    counts.write_text("patient\t2000000000\n", encoding="utf-8")
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    out = tmp_path / "run" / "tok"
+    p = subprocess.Popen([*cli_cmd(PROG), "train", "--from-counts", str(counts), "--algo", "bpe", "--vocab-size",
+                          "100", "--out", str(out), "-q"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         env=_env(scratch))
+    err: list[str] = []
+    _reader(p.stderr, err)
+    assert _wait_for(lambda: "warning: no counts.tsv.json" in "".join(err) or p.poll() is not None)
+    time.sleep(1.5)  # inside train_from_iterator
+    assert p.poll() is None
+    sent = time.monotonic()
+    p.send_signal(signal.SIGTERM)
+    p.wait(timeout=30)
+    assert time.monotonic() - sent < 10
+    assert p.returncode == 143, "".join(err)
+    assert "Traceback" not in "".join(err)
+    assert not out.exists() and leftovers(out.parent, "tok") == [] and sorted(os.listdir(scratch)) == []
