@@ -15,6 +15,7 @@ import os
 from pathlib import Path
 
 from biotok.errors import BiotokError, TokenizerLoadError
+from biotok.io import not_found
 from biotok.tokenizer import BiotokTokenizer
 
 log = logging.getLogger(__name__)
@@ -58,7 +59,7 @@ def is_bare_encoder(config: dict) -> bool:
     """Whether a config.json describes an encoder without any head (``BertModel``,
     ``RobertaModel``, ...): its first architecture is a ``...Model`` class."""
     archs = config.get("architectures") or []
-    return bool(archs) and archs[0].endswith("Model") and "For" not in archs[0]
+    return bool(archs) and archs[0].endswith("Model") and "For" not in archs[0] and "Head" not in archs[0]
 
 
 def load_masked_lm(model_dir: str | os.PathLike[str], auto_class: str = "AutoModelForMaskedLM", *, seed: int = 0):
@@ -110,8 +111,9 @@ def _load_tokenizer(model: str | os.PathLike[str]) -> BiotokTokenizer:
     from biotok.formats import load
 
     m = str(model)
-    if not Path(m).exists() and (m.startswith((".", "/", "~")) or m.count("/") > 1):  # a path, not a hub id
-        raise TokenizerLoadError(f"model not found: {m} (a directory with config.json and a tokenizer)")
+    if not Path(m).exists() and (m.startswith((".", "/", "~")) or m.count("/") > 1 or os.path.islink(m)):
+        # a path, not a hub id (a symlink loop or a link to nothing is said as such)
+        raise TokenizerLoadError(f"{not_found('model', m)} (a directory with config.json and a tokenizer)")
     if Path(m).is_dir() and not _has_tokenizer_file(Path(m)):
         # transformers would build an empty tokenizer from config.json alone, or fail obscurely
         raise TokenizerLoadError(
@@ -126,7 +128,7 @@ def _load_tokenizer(model: str | os.PathLike[str]) -> BiotokTokenizer:
     try:
         from transformers import AutoTokenizer
 
-        hf = AutoTokenizer.from_pretrained(m)
+        hf = AutoTokenizer.from_pretrained(m, **hub_kwargs(m))
     except Exception as e:  # transformers raises OSError/ValueError/... for unknown models
         raise TokenizerLoadError(
             f"cannot load a tokenizer from {m}: {_first_line(e)} (biotok: {_first_line(biotok_error)})"
@@ -135,6 +137,17 @@ def _load_tokenizer(model: str | os.PathLike[str]) -> BiotokTokenizer:
         raise TokenizerLoadError(f"{m}: a fast tokenizer (tokenizer.json) is needed for word ids")
     specials = {r: getattr(hf, f"{r}_token", None) for r in ("pad", "unk", "cls", "sep", "mask", "bos", "eos")}
     return BiotokTokenizer(hf.backend_tokenizer, name=Path(m).name, source=m, specials=specials)
+
+
+def hub_kwargs(model: str | os.PathLike[str]) -> dict:
+    """``from_pretrained`` arguments for ``model``: none for a local folder; for a Hub id while
+    the Hub cannot be reached, ``local_files_only`` (its cached copy, else one error at once,
+    instead of five retries over half a minute, each a warning line on stderr)."""
+    if Path(model).exists():
+        return {}
+    from biotok.formats.hub import hub_reachable
+
+    return {} if hub_reachable() else {"local_files_only": True}
 
 
 @contextlib.contextmanager
@@ -180,14 +193,18 @@ def load_model(model_path: str | os.PathLike[str], auto_class: str, what: str = 
         model_path = encoder_dir(model_path)
     try:
         with quiet_transformers():
-            return cls.from_pretrained(str(model_path), **kwargs)
+            return cls.from_pretrained(str(model_path), **hub_kwargs(model_path), **kwargs)
     except (OSError, ValueError) as e:
+        if "Unrecognized configuration class" in str(e):  # a decoder (GPT-2...) where an encoder is needed
+            raise BiotokError(f"cannot load {what} {model_path}: transformers has no {auto_class} for a "
+                              f"{_model_type(Path(model_path))} model (an encoder such as BERT or RoBERTa is "
+                              "needed)") from e
         raise BiotokError(f"cannot load {what} {model_path}: {_first_line(e)}") from e
-    except RuntimeError as e:  # a saved head of another shape (another label set) than the one asked for
+    except RuntimeError as e:  # weights of another shape than config.json (and the arguments) give
         if "mismatched" not in str(e):
             raise
-        raise BiotokError(f"cannot load {what} {model_path} as {auto_class}: it has a head of another size (a model "
-                          "fine-tuned on other labels?); start from the pretrained model") from e
+        raise BiotokError(f"cannot load {what} {model_path} as {auto_class}: "
+                          f"{_disagreement(cls, Path(model_path), kwargs)}") from e
     except Exception as e:  # safetensors' SafetensorError: a truncated or damaged weights file
         if type(e).__name__ != "SafetensorError":
             raise
@@ -196,6 +213,84 @@ def load_model(model_path: str | os.PathLike[str], auto_class: str, what: str = 
             f"cannot load {what} {model_path}: {weights} is damaged ({_first_line(e)}); "
             "copy or save the model again"
         ) from e
+
+
+def _model_type(model_path: Path) -> str:
+    try:
+        return str(json.loads((model_path / "config.json").read_text(encoding="utf-8"))["model_type"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return "this"
+
+
+def _weight_shapes(model_path: Path) -> dict[str, tuple[tuple[int, ...], str]]:
+    """Name -> (shape, file) of every tensor in the safetensors files of ``model_path`` (headers only)."""
+    from safetensors import safe_open
+
+    shapes: dict[str, tuple[tuple[int, ...], str]] = {}
+    for f in sorted(model_path.glob("*.safetensors")):
+        with safe_open(str(f), "pt") as st:
+            for k in st.keys():
+                shapes[k] = (tuple(st.get_slice(k).get_shape()), f.name)
+    return shapes
+
+
+def _mismatches(cls, model_path: Path, kwargs: dict) -> list[tuple[bool, str, tuple, tuple, str]] | None:
+    """(in the head, name, saved shape, shape by config.json, file) of every saved tensor whose
+    shape is not the one config.json (and ``kwargs``) give, the encoder's first; None when it
+    cannot be told (no safetensors file, a config transformers does not read).
+
+    The model is built from config.json on the meta device (no memory) and its tensor shapes
+    compared with the safetensors headers."""
+    import torch
+    import transformers
+
+    try:
+        saved = _weight_shapes(model_path)
+        if not saved:
+            return None
+        config = transformers.AutoConfig.from_pretrained(str(model_path), **kwargs)
+        with quiet_transformers(), torch.device("meta"):
+            model = cls.from_config(config) if hasattr(cls, "from_config") else cls(config)
+        expected = {k: tuple(v.shape) for k, v in model.state_dict().items()}
+    except Exception:  # noqa: BLE001 - an explanation only: the caller has its own sentence then
+        return None
+    prefix = f"{getattr(model, 'base_model_prefix', '')}."
+    wrong = []
+    for name, (shape, file) in saved.items():
+        key = next((k for k in (name, prefix + name, name.removeprefix(prefix)) if k in expected), None)
+        if key is not None and expected[key] != shape:
+            wrong.append((not key.startswith(prefix), key, shape, expected[key], file))
+    return sorted(wrong, key=lambda w: w[0])  # the encoder's tensors first: they say what config.json got wrong
+
+
+def _disagreement(cls, model_path: Path, kwargs: dict) -> str:
+    """What transformers' "look at the above report" is about, in one sentence: the first weight
+    whose saved shape is not the one config.json gives; a head alone of another size is a model
+    fine-tuned on other labels."""
+    wrong = _mismatches(cls, model_path, kwargs)
+    if not wrong:
+        return "its weights do not have the shapes its config.json gives (tensor sizes differ)"
+    in_head, key, shape, want, file = wrong[0]
+    dims = lambda t: "[" + ", ".join(map(str, t)) + "]"  # noqa: E731
+    if in_head:  # sorted encoder first: every mismatch is in the head
+        return (f"its head has another size ({key} is {dims(shape)} in {file}, {dims(want)} here: a model "
+                "fine-tuned on other labels?); start from the pretrained model")
+    return (f"config.json and {file} disagree: {key} is {dims(shape)} in {file} but {dims(want)} by config.json"
+            f"{f' ({len(wrong)} tensors differ)' if len(wrong) > 1 else ''}; the weights are not the model "
+            "config.json describes: fix config.json or copy the matching weights")
+
+
+def check_weights(model_path: str | os.PathLike[str], auto_class: str = "AutoModelForMaskedLM",
+                  what: str = "a masked LM from") -> None:
+    """Refuse, before any work, a model whose saved tensors do not have the shapes its config.json
+    gives (what :func:`load_model` would refuse after the work before it): reads the safetensors
+    headers only and builds the model on the meta device."""
+    import transformers
+
+    d = encoder_dir(model_path)
+    cls = getattr(transformers, auto_class)
+    if _mismatches(cls, d, {}):
+        raise BiotokError(f"cannot load {what} {d} as {auto_class}: {_disagreement(cls, d, {})}")
 
 
 def load_mlm(model_path: str | os.PathLike[str]):

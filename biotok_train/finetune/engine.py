@@ -300,6 +300,8 @@ def _setup(model_path, task: Task, dataset: Any, config: FinetuneConfig):
     model = load_model(model_path, task.auto_model, "model", **task.model_kwargs(labels))
     if getattr(model.config, "vocab_size", tok.vocab_size) < tok.vocab_size:
         raise ConfigError(f"{model_path}: tokenizer has {tok.vocab_size} ids, model only {model.config.vocab_size}")
+    if getattr(model.config, "pad_token_id", None) is None:  # GPT-2 and kin: a sequence head finds the last
+        model.config.pad_token_id = frame_ids(tok)[2]  # real token by the id batches are padded with
     max_len = min(config.max_length, getattr(model.config, "max_position_embeddings", config.max_length) - 2)
     if hasattr(task, "setup"):
         task.setup(tok, model)

@@ -51,7 +51,7 @@ def check_init_from(model_dir: str | os.PathLike[str], data_tokenizer: BiotokTok
 
     Raises ConfigError (no model, wrong objective) or TokenizerMismatchError (another tokenizer).
     """
-    from biotok_train.hf_models import encoder_dir, load_model_tokenizer
+    from biotok_train.hf_models import check_weights, encoder_dir, load_model_tokenizer
 
     d = Path(model_dir)
     if not d.is_dir():
@@ -79,6 +79,8 @@ def check_init_from(model_dir: str | os.PathLike[str], data_tokenizer: BiotokTok
     n = int(cfg.get("vocab_size", 0))
     if n < data_tokenizer.vocab_size:
         raise ConfigError(f"--init-from {d} has {n} vocabulary rows, the data's tokenizer {data_tokenizer.vocab_size}")
+    if objective != "electra":  # weights that config.json does not describe: said now, not after the setup
+        check_weights(d, "AlbertForPreTraining" if MLM_TYPES[mtype] == "albert" else "AutoModelForMaskedLM")
     return cfg
 
 
@@ -91,9 +93,7 @@ def _usable_positions(cfg: dict) -> int:
 
 def build_from(model_dir: str | os.PathLike[str], objective: str, seq_len: int, *, rtd_weight: float = 50.0):
     """The training module (MLMModule or ElectraModule) with the weights of ``model_dir``."""
-    import transformers
-
-    from biotok_train.hf_models import encoder_dir, load_masked_lm, quiet_transformers
+    from biotok_train.hf_models import encoder_dir, load_masked_lm, load_model, quiet_transformers
     from biotok_train.pretrain.models import MLMModule
 
     d = encoder_dir(model_dir)
@@ -104,8 +104,8 @@ def build_from(model_dir: str | os.PathLike[str], objective: str, seq_len: int, 
         if objective == "electra":
             from biotok_train.pretrain.electra import ElectraModule
 
-            disc = transformers.ElectraForPreTraining.from_pretrained(str(d))
-            gen = transformers.ElectraForMaskedLM.from_pretrained(str(d / "generator"))
+            disc = load_model(d, "ElectraForPreTraining", "an ELECTRA discriminator from")
+            gen = load_model(d / "generator", "ElectraForMaskedLM", "an ELECTRA generator from")
             module = ElectraModule(disc.config, gen.config, rtd_weight=rtd_weight)
             # the generator first: the shared embeddings end up as the discriminator's
             module.generator.load_state_dict(gen.state_dict())

@@ -205,12 +205,6 @@ def _build(packed: PackedData, d: D.Dist, config: PretrainConfig, out: Path, res
         from biotok_train.pretrain.init import check_init_from
 
         check_init_from(config.init_from, load_data_tokenizer(packed.path), config.objective)
-    if d.main:
-        if replace:  # every check passed: the previous run (--force) goes now, not before
-            import shutil
-
-            shutil.rmtree(out)
-        out.mkdir(parents=True, exist_ok=True)
 
     torch.manual_seed(config.seed)
     if config.init_from is not None:  # continual pretraining from a HF checkpoint
@@ -223,6 +217,12 @@ def _build(packed: PackedData, d: D.Dist, config: PretrainConfig, out: Path, res
         module = build_model(config.objective, config.arch, config.size, vocab, packed.seq_len,
                              generator_ratio=config.generator_ratio, rtd_weight=config.rtd_weight).to(d.device)
     optimizer, scheduler = build(module, config.optim, config.steps)
+    if d.main:  # the model is built (an --init-from that does not load fails before this): write now
+        if replace:  # every check passed: the previous run (--force) goes now, not before
+            import shutil
+
+            shutil.rmtree(out)
+        out.mkdir(parents=True, exist_ok=True)
     run = _Run(config, out, packed, d, module, module, module, optimizer, scheduler,
                n_params=count_params(module), peak=peak_of(d.device, config.peak_tflops),
                flops_per_token=module_flops_per_token(module, packed.seq_len, config.mask_prob))

@@ -200,7 +200,7 @@ def _load_files(files: list[PathLike], task_type: str | None, labels: Sequence[s
     if task_type is None:
         raise DataError("train / dev / test files need a task type (one of " + ", ".join(TASK_TYPES) + ")")
     if name is None:
-        name = Path(files[0]).resolve().parent.name or task_type
+        name = Path(os.path.realpath(files[0])).parent.name or task_type
     data = load_plain(task_type, *files, labels=labels, name=name)
     return dataclasses.replace(data, spec=plain_spec(data))
 

@@ -66,15 +66,14 @@ def _model_class(model_dir: Path, cfg: dict, *, generator: bool = False):
 
 
 def _load_model(cls, path: Path):
-    from biotok_train.hf_models import load_masked_lm, quiet_transformers
+    from biotok_train.hf_models import load_masked_lm, load_model
 
     try:
         if cls is None:
             return load_masked_lm(path)
-        with quiet_transformers():
-            return cls.from_pretrained(str(path))
-    except BiotokError as e:
-        raise TransferError(f"cannot load the model in {path}: {e}") from None
+        return load_model(path, cls.__name__, "a masked LM from")
+    except BiotokError as e:  # already names the model and what is wrong with it
+        raise TransferError(str(e)) from None
     except (OSError, ValueError, RuntimeError) as e:
         first = (str(e).strip().splitlines() or [type(e).__name__])[0]
         raise TransferError(f"cannot load the model in {path}: {first}") from None

@@ -436,3 +436,162 @@ def test_train_configs_refuse_numbers_no_library_takes():
                  lambda: PretrainConfig(peak_tflops=float("nan"))):
         with pytest.raises(ConfigError):
             make()
+
+
+# --- issue 24, text the libraries refuse, and task files that say one thing twice --------------------
+def _ft(model, train, dev, test, out, *extra, task_type="classify"):
+    return run("finetune", model, "--task-type", task_type, "--train", train, "--dev", dev, "--test", test,
+               "--epochs", 1, "--max-steps", 1, "--batch-size", 2, "--out", out, "-q", *extra)
+
+
+@pytest.fixture()
+def cls_tsv(tmp_path):
+    p = tmp_path / "cls.tsv"
+    p.write_text("text\tlabel\n" + "Le patient va bien\ta\nLa fièvre monte\tb\n" * 4, encoding="utf-8")
+    return p
+
+
+def test_finetune_lone_surrogate_in_a_jsonl_escape(tmp_path, model, cls_tsv):
+    bad = tmp_path / "train.jsonl"
+    bad.write_text('{"text": "Le patient", "label": "a"}\n{"text": "fièvre \\udc00", "label": "b"}\n',
+                   encoding="utf-8")
+    out = tmp_path / "out"
+    assert_contract(_ft(model, bad, cls_tsv, cls_tsv, out), PROG, f"{bad}:2", "surrogate")
+    assert not out.exists() and leftovers(tmp_path, "out") == []
+
+
+def test_finetune_tsv_field_over_the_csv_modules_limit_is_read(tmp_path, model, cls_tsv):
+    """csv refuses a field over 128 KiB by default (one long document in a cell)."""
+    big = tmp_path / "train.tsv"
+    big.write_text("text\tlabel\nLe patient va bien\ta\n" + "x" * 200_000 + " fin\tb\n", encoding="utf-8")
+    r = _ft(model, big, cls_tsv, cls_tsv, tmp_path / "out")
+    assert r.exit_code == 0, r.output
+
+
+def test_finetune_tsv_with_a_duplicated_header_column(tmp_path, model, cls_tsv):
+    dup = tmp_path / "train.tsv"
+    dup.write_text("text\tlabel\tlabel\nLe patient\ta\tb\n", encoding="utf-8")
+    assert_contract(_ft(model, dup, cls_tsv, cls_tsv, tmp_path / "out"), PROG, f"{dup}:1", "label twice")
+    assert not (tmp_path / "out").exists()
+
+
+def test_finetune_label_list_with_duplicates(tmp_path, model, cls_tsv):
+    r = _ft(model, cls_tsv, cls_tsv, cls_tsv, tmp_path / "out", "--labels", "a,b,a")
+    assert_contract(r, PROG, "--labels", "a twice")
+    assert not (tmp_path / "out").exists()
+
+
+# --- issue 24, paths: a directory where a file is needed, links that cannot be followed ------------
+def test_finetune_train_that_is_a_directory(tmp_path, model, bio):
+    r = _ft(model, bio, bio / "dev.tsv", bio / "test.tsv", tmp_path / "out", task_type="ner")
+    assert_contract(r, PROG, "--train", str(bio))
+
+
+@pytest.mark.parametrize("kind", ["loop", "dangling"])
+def test_finetune_train_that_is_a_link_to_nothing(tmp_path, model, bio, kind):
+    a = tmp_path / "train.tsv"
+    if kind == "loop":
+        (tmp_path / "b.tsv").symlink_to(a)
+        a.symlink_to(tmp_path / "b.tsv")
+    else:
+        a.symlink_to(tmp_path / "nowhere.tsv")
+    r = _ft(model, a, bio / "dev.tsv", bio / "test.tsv", tmp_path / "out", task_type="ner")
+    assert_contract(r, PROG, a, "symbolic link")
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_model_that_is_a_symlink_loop_is_not_looked_up_on_the_hub(tmp_path, monkeypatch, corpus):
+    loop = tmp_path / "model"
+    (tmp_path / "other").symlink_to(loop)
+    loop.symlink_to(tmp_path / "other")
+    monkeypatch.chdir(tmp_path)
+    assert_contract(run("fill-mask", "model", "le <mask> est"), PROG, "model", "symbolic link")
+    assert_contract(run("eval-mlm", "model", "--corpus", corpus, "--n-words", 5), PROG, "model")
+
+
+def test_a_hub_id_while_the_hub_is_unreachable_is_one_line_at_once(monkeypatch):
+    """No five retries over half a minute, each a warning line on stderr."""
+    import time
+
+    import biotok.formats.hub as hub
+
+    monkeypatch.setattr(hub, "hub_reachable", lambda timeout=3.0: False)
+    t0 = time.monotonic()
+    assert_contract(run("fill-mask", "no-such-org/no-such-model", "le <mask> est"), PROG, "no-such-org/no-such-model")
+    assert time.monotonic() - t0 < 20
+
+
+# --- issue 24, models whose config.json and weights disagree, or that are not encoders ---------------
+@pytest.fixture(scope="module")
+def wide(base, model):
+    """The tiny model with a config.json twice as wide as its weights."""
+    d = _copy(model, base / "wide")
+    cfg = json.loads((d / "config.json").read_text())
+    cfg["hidden_size"] *= 2
+    cfg["intermediate_size"] *= 2
+    (d / "config.json").write_text(json.dumps(cfg))
+    return d
+
+
+def test_config_and_weights_that_disagree_are_named(tmp_path, wide, data, tok, corpus, bio):
+    """transformers says 'look at the above report' (a report quiet loading never prints)."""
+    before = tree_digest(wide)
+    cases = {
+        "transfer": ("transfer", wide, "-t", tok, "--out", tmp_path / "tr"),
+        "mlm --init-from": ("mlm", data, "--init-from", wide, "--steps", 1, "--batch-size", 2, "--device", "cpu",
+                            "--out", tmp_path / "run", "--no-progress", "--report-to", "none"),
+        "ablate --base": ("ablate", "--tokenizers", tok, "--corpus", corpus, "--task", bio, "--size", "tiny",
+                          "--budget", 1, "--batch-size", 2, "--seq-len", 32, "--ner-epochs", 1, "--ner-max-steps", 1,
+                          "--n-words", 5, "--base", wide, "--arms", "continual", "--out", tmp_path / "abl", "-q"),
+        "ner": ("ner", wide, "--data", bio, "--epochs", 1, "--max-steps", 1, "--out", tmp_path / "ner", "-q"),
+    }
+    for name, args in cases.items():
+        line = assert_contract(run(*args), PROG, wide, "config.json and model.safetensors disagree", "[128]", "[256]")
+        assert "above report" not in line, name
+    assert tree_digest(wide) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+def test_mlm_force_keeps_the_previous_run_when_init_from_cannot_load(tmp_path, wide, data, model):
+    """The previous run was removed before --init-from was loaded."""
+    prev = _copy(model, tmp_path / "prev")
+    before = tree_digest(prev)
+    r = run("mlm", data, "--init-from", wide, "--out", prev, "--force", "--steps", 1, "--batch-size", 2, "--device",
+            "cpu", "--no-progress", "--report-to", "none")
+    assert_contract(r, PROG, wide)
+    assert tree_digest(prev) == before
+
+
+@pytest.fixture(scope="module")
+def gpt2(base, corpus):
+    """A tiny GPT-2 (byte-level BPE tokenizer without a padding token, as GPT-2's)."""
+    import transformers
+    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.train([str(corpus)], trainers.BpeTrainer(vocab_size=300, special_tokens=["<|endoftext|>"],
+                                                 initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+    d = base / "gpt2"
+    fast = transformers.PreTrainedTokenizerFast(tokenizer_object=tok, bos_token="<|endoftext|>",
+                                                eos_token="<|endoftext|>", unk_token="<|endoftext|>")
+    cfg = transformers.GPT2Config(vocab_size=tok.get_vocab_size(), n_positions=64, n_embd=32, n_layer=1, n_head=2,
+                                  bos_token_id=0, eos_token_id=0)
+    transformers.GPT2LMHeadModel(cfg).save_pretrained(d)
+    fast.save_pretrained(d)
+    assert fast.pad_token is None
+    return d
+
+
+def test_a_gpt2_model_on_a_classification_task(tmp_path, gpt2, cls_tsv):
+    """It failed deep inside transformers ('Cannot handle batch sizes > 1 if no padding token')."""
+    r = _ft(gpt2, cls_tsv, cls_tsv, cls_tsv, tmp_path / "out")
+    assert r.exit_code == 0, r.output
+    assert json.loads((tmp_path / "out" / "results.json").read_text())["task"] == "classify"
+
+
+@pytest.mark.parametrize("cmd", ["fill-mask", "eval-mlm"])
+def test_a_gpt2_model_where_a_masked_lm_is_needed(gpt2, corpus, cmd):
+    """GPT2LMHeadModel was taken for a bare encoder, then transformers' 50-name list."""
+    args = ["le <mask> est"] if cmd == "fill-mask" else ["--corpus", corpus, "--n-words", 5]
+    assert_contract(run(cmd, gpt2, *args), PROG, gpt2, "no AutoModelForMaskedLM for a gpt2 model")
