@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from biotok.output import atomic_file, check_png, check_writable_file
 from biotok_train.errors import DataError
 
 
@@ -24,15 +25,20 @@ def read_metrics(run_dir: str | Path) -> list[dict]:
     return rows
 
 
-def plot_run(run_dir: str | Path, out: str | Path | None = None) -> Path:
-    """Write the loss (and MLM accuracy) against steps as a PNG; returns its path."""
+def plot_run(run_dir: str | Path, out: str | Path | None = None, force: bool = False) -> Path:
+    """Write the loss (and MLM accuracy) against steps as a PNG; returns its path.
+
+    ``out`` (default RUN_DIR/loss.png) goes through the output policy: a PNG name, never the
+    run's metrics.jsonl, an existing file replaced only with ``force``, written atomically."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    out = check_png(out, "--out") if out else Path(run_dir) / "loss.png"
+    metrics = Path(run_dir) / "metrics.jsonl"
+    check_writable_file(out, force, [metrics])  # before the drawing
     rows = read_metrics(run_dir)
-    out = Path(out) if out else Path(run_dir) / "loss.png"
     steps = [r["step"] for r in rows]
     fig, ax = plt.subplots(figsize=(7, 4), dpi=110)
     ax.plot(steps, [r["loss"] for r in rows], label="loss", color="tab:blue")
@@ -55,6 +61,9 @@ def plot_run(run_dir: str | Path, out: str | Path | None = None) -> Path:
     else:
         ax.legend(loc="upper right")
     fig.tight_layout()
-    fig.savefig(out)
-    plt.close(fig)
+    try:
+        with atomic_file(out, force, [metrics]) as tmp:
+            fig.savefig(tmp, format="png")
+    finally:
+        plt.close(fig)
     return out

@@ -31,7 +31,7 @@ log = logging.getLogger(__name__)
 def split_corpus(cfg: AblationConfig, out: Path) -> tuple[Path, Path, int]:
     """corpus/pretrain.txt and corpus/heldout.txt, written once (each Nth non-blank line held
     out); returns them and the characters of pretraining text (newlines excluded)."""
-    from biotok.corpus import iter_lines
+    from biotok.corpus import corpus_names, iter_lines
 
     d = out / "corpus"
     train, held = d / "pretrain.txt", d / "heldout.txt"
@@ -47,7 +47,8 @@ def split_corpus(cfg: AblationConfig, out: Path) -> tuple[Path, Path, int]:
                         chars += len(line)
                     n = i
             if n < cfg.heldout_every:
-                raise ConfigError(f"the corpus has {n} lines: too few to hold out every {cfg.heldout_every}th")
+                raise ConfigError(f"the corpus {corpus_names(cfg.corpus)} has {n} lines: too few to hold out every "
+                                  f"{cfg.heldout_every}th")
             (tmp / "done").write_text(f"{n}\n{chars}\n", encoding="utf-8")
     parts = (d / "done").read_text(encoding="utf-8").split()
     chars = int(parts[1]) if len(parts) > 1 else sum(len(l) for l in train.read_text(encoding="utf-8").splitlines())

@@ -150,7 +150,8 @@ def electra_cmd(**kw):
 @click.command("plot")
 @click.argument("run_dir", type=click.Path(path_type=str))
 @click.option("--out", type=click.Path(path_type=str), default=None, help="PNG path [RUN_DIR/loss.png].")
-def plot_cmd(run_dir, out):
+@click.option("--force", is_flag=True, help="Replace --out if it exists.")
+def plot_cmd(run_dir, out, force):
     """Draw the loss curve of RUN_DIR/metrics.jsonl as a PNG.
 
     \b
@@ -158,7 +159,7 @@ def plot_cmd(run_dir, out):
     """
     from biotok_train.plot import plot_run
 
-    click.echo(str(plot_run(run_dir, out)))
+    click.echo(str(plot_run(run_dir, out, force)))
 
 
 COMMANDS = (prepare_cmd, mlm_cmd, electra_cmd, plot_cmd)

@@ -18,7 +18,7 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Iterable, Sequence
 
-from biotok.errors import ConfigError
+from biotok.errors import ConfigError, CorpusError
 from biotok.output import atomic_file, check_writable_file
 from biotok.tokenizer import BiotokTokenizer
 from biotok_train.hf_models import frame_ids, load_mlm
@@ -232,12 +232,15 @@ def eval_mlm(
 ) -> MlmResult:
     """Sample words from ``corpus`` (via :func:`biotok.corpus.iter_lines`) and score ``model_path``;
     with ``out``, write the result as JSON there (refused when it exists without ``force``)."""
-    from biotok.corpus import iter_lines
+    from biotok.corpus import corpus_names, iter_lines
 
     inputs = [model_path, *corpus]
     if out is not None:
         check_writable_file(out, force, inputs)
     samples = sample_words(iter_lines(corpus, field_name), n_words, seed)
+    if not samples:  # said before the model loads, naming the files read
+        raise CorpusError(f"no word to mask in --corpus {corpus_names(corpus)}: it is empty or holds no word of two "
+                          "letters or more")
     model, tok = load_mlm(model_path)
     result = masked_word_accuracy(model, tok, samples, batch_size=batch_size, name=str(model_path))
     if out is not None:

@@ -162,7 +162,8 @@ def fit(
     here (:func:`biotok_train.finetune.run` loops over it)."""
     t0 = time.time()
     if out is not None:
-        check_writable(out, force, [model_path], marker=MARKER)  # never into the model it reads
+        # never into the model nor the data it reads
+        check_writable(out, force, [model_path, *getattr(dataset, "sources", ())], marker=MARKER)
     with Threads(config.threads):
         run = _Run.start(model_path, task, dataset, config, progress)
         with Progress(run.total, f"{dataset.name} seed {config.seed}", progress, bar) as shown:

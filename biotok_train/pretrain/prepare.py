@@ -27,7 +27,7 @@ from typing import Iterator
 
 import numpy as np
 
-from biotok.corpus import iter_lines, resolve
+from biotok.corpus import corpus_names, iter_lines, resolve
 from biotok.errors import ConfigError
 from biotok.output import atomic_directory, check_writable
 from biotok.formats import load, load_hf
@@ -137,7 +137,9 @@ def prepare(
     """
     seq_len, field_name = config.seq_len, config.field_name
     out = Path(out)
-    check_writable(out, force, inputs=corpus, marker=MARKER)  # fail before tokenizing
+    # the corpus and a tokenizer given as a path (a model folder) are inputs: never written into
+    inputs = [*corpus, *([tokenizer] if Path(tokenizer).exists() else [])]
+    check_writable(out, force, inputs=inputs, marker=MARKER)  # fail before tokenizing
     tok = load(tokenizer)
     _check_specials(tok)
     fingerprint = tok.fingerprint  # before any change to the backend
@@ -151,7 +153,7 @@ def prepare(
 
         # one seed per copy; within a copy each line's sample is a function of its index
         samplers = [Sampler(tok.backend, config.sample_alpha, seed=config.seed * 1000 + k) for k in range(config.copies)]
-    with atomic_directory(out, force, inputs=corpus, marker=MARKER) as tmp:
+    with atomic_directory(out, force, inputs=inputs, marker=MARKER) as tmp:
         segments, documents = _tokenize(tok, files, field_name, tmp, progress, samplers)
         word_starts = np.memmap(tmp / "word_starts.bin", dtype=np.uint8, mode="r")
         sequences = pack_sequences(segments, documents, word_starts, seq_len)
@@ -214,7 +216,7 @@ def _tokenize(
         if bar is not None:
             bar.close()
     if n_tokens == 0:
-        raise DataError("the corpus produced no tokens")
+        raise DataError(f"the corpus {corpus_names(files)} produced no tokens (empty, or blank lines only)")
     segments = np.asarray(seg_starts + [n_tokens], dtype=np.int64)
     return segments, np.asarray(doc_starts + [len(seg_starts)], dtype=np.int64)
 

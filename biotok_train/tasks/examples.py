@@ -144,6 +144,9 @@ class TaskData:
     dev: tuple
     test: tuple
     spec: TaskSpec | None = field(default=None, compare=False, repr=False)
+    # the files or folders the examples were read from (set by biotok_train.tasks.load): inputs
+    # that no output of a run on this data may replace or be written into
+    sources: tuple[str, ...] = field(default=(), compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.task_type not in TASK_TYPES:

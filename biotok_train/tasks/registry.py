@@ -176,20 +176,22 @@ def load(source: str | os.PathLike[str] | TaskSpec | Files, corpora: PathLike | 
     and ``name`` (default: the train file's folder name).
     """
     if isinstance(source, (tuple, list)):
-        return _load_files(list(source), task_type, labels, name)
+        data = _load_files(list(source), task_type, labels, name)
+        return dataclasses.replace(data, sources=tuple(str(f) for f in source))
     spec = source if isinstance(source, TaskSpec) else TASKS.get(str(source))
     if spec is not None:
         if task_type is not None and task_type != spec.task_type:
             raise DataError(f"task {spec.name!r} is a {spec.task_type} task, not {task_type}")
-        data = spec.reader(corpora_dir(corpora), Path(cache) if cache is not None else None)
-        return dataclasses.replace(data, spec=spec)
+        base = corpora_dir(corpora)
+        data = spec.reader(base, Path(cache) if cache is not None else None)
+        return dataclasses.replace(data, spec=spec, sources=(str(base),) if base is not None else ())
     key = str(source)
     if key in UNAVAILABLE or (not os.path.exists(key) and "/" not in key and "." not in key):
         get_task(key)  # an unknown or unavailable task name: one clear error
     if task_type not in (None, "ner"):
         raise DataError(f"{key}: one file or folder is read as BIO (ner); give train, dev and test files for "
                         f"a {task_type} task")
-    return ner.load_path(key)
+    return dataclasses.replace(ner.load_path(key), sources=(key,))
 
 
 def _load_files(files: list[PathLike], task_type: str | None, labels: Sequence[str] | None,

@@ -595,3 +595,66 @@ def test_a_gpt2_model_where_a_masked_lm_is_needed(gpt2, corpus, cmd):
     """GPT2LMHeadModel was taken for a bare encoder, then transformers' 50-name list."""
     args = ["le <mask> est"] if cmd == "fill-mask" else ["--corpus", corpus, "--n-words", 5]
     assert_contract(run(cmd, gpt2, *args), PROG, gpt2, "no AutoModelForMaskedLM for a gpt2 model")
+
+
+# --- issue 24, errors that name the file they are about ------------------------------------------------
+@pytest.mark.parametrize("content", ["", "\n  \n", "12 34 56\n"], ids=["empty", "blank", "no-word"])
+def test_eval_mlm_empty_corpus_is_named(tmp_path, model, content):
+    empty = tmp_path / "empty.txt"
+    empty.write_text(content, encoding="utf-8")
+    out = tmp_path / "mlm.json"
+    assert_contract(run("eval-mlm", model, "--corpus", empty, "--n-words", 5, "--out", out), PROG, empty)
+    assert not out.exists() and leftovers(tmp_path, "mlm.json") == []
+
+
+def test_prepare_empty_corpus_is_named(tmp_path, tok):
+    empty = tmp_path / "empty.txt"
+    empty.write_text("\n\n", encoding="utf-8")
+    out = tmp_path / "data"
+    assert_contract(run("prepare", empty, "-t", tok, "--seq-len", 32, "--out", out, "--no-progress"), PROG, empty)
+    assert not out.exists() and leftovers(tmp_path, "data") == []
+
+
+def test_ablate_corpus_too_short_is_named(tmp_path, tok, bio):
+    small = tmp_path / "small.txt"
+    small.write_text("a b c\nd e f\n", encoding="utf-8")
+    out = tmp_path / "abl"
+    assert_contract(_ablate(tok, small, bio, out), PROG, small)
+    assert not out.exists() and leftovers(tmp_path, "abl") == []
+
+
+# --- issue 24, the output policy in commands the issue does not name ---------------------------------
+@pytest.mark.parametrize("name", ["loss.xyz", "loss.svg", "loss"])
+def test_plot_out_with_a_name_that_is_not_png(tmp_path, model, name):
+    out = tmp_path / name
+    before = tree_digest(model)
+    assert_contract(run("plot", model, "--out", out), PROG, out, ".png")
+    assert not out.exists() and leftovers(tmp_path, name) == [] and tree_digest(model) == before
+
+
+def test_plot_replaces_a_figure_only_with_force(tmp_path, model):
+    run_dir = _copy(model, tmp_path / "run")
+    out = run_dir / "loss.png"
+    assert run("plot", run_dir).exit_code == 0 and out.is_file()
+    before = tree_digest(run_dir)
+    assert_contract(run("plot", run_dir), PROG, out, "--force")
+    assert tree_digest(run_dir) == before
+    r = run("plot", run_dir, "--force")
+    assert r.exit_code == 0, r.output
+    assert leftovers(run_dir, "loss.png") == []
+
+
+def test_prepare_never_writes_into_the_model_whose_tokenizer_it_uses(tmp_path, corpus, model):
+    m = _copy(model, tmp_path / "m")
+    before = tree_digest(m)
+    r = run("prepare", corpus, "-t", m, "--seq-len", 32, "--out", m / "data", "--no-progress")
+    assert_contract(r, PROG, m, "input")
+    assert tree_digest(m) == before
+
+
+def test_ner_never_writes_into_its_data_folder(tmp_path, model, bio):
+    d = _copy(bio, tmp_path / "bio")
+    before = tree_digest(d)
+    r = run("ner", model, "--data", d, "--epochs", 1, "--max-steps", 1, "--out", d / "res", "-q")
+    assert_contract(r, PROG, d, "input")
+    assert tree_digest(d) == before
