@@ -297,15 +297,33 @@ def same_recipe(old: dict, new: dict) -> bool:
         set(old) <= set(new)
 
 
+def _is_ablation(out: Path) -> bool:
+    """Whether ``out`` holds an ablation this command started: its arms/, its corpus split
+    (:func:`split_corpus`, run first by the published ablation scripts), or a config.json with the
+    recipe (a model folder's config.json, or a user's, has none)."""
+    if (out / "arms").is_dir() or (out / "corpus" / "done").is_file():
+        return True
+    try:
+        return isinstance(read_json(out / "config.json").get("recipe"), dict)
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
 def _check_inputs(cfg: AblationConfig, out: Path) -> None:
     """The corpus, the tokenizers, the sequence length and the output folder, checked at the door."""
     from biotok.corpus import resolve
     from biotok.errors import OutputExistsError
     from biotok.formats import load
-    from biotok.output import check_can_create
+    from biotok.output import check_can_create, check_inputs
 
     if out.exists() and not out.is_dir():
         raise OutputExistsError(f"{out} exists and is not a folder; choose another --out")
+    # never into what it reads; a folder with files is continued only when it is an ablation
+    check_inputs(out, [p for p in (*cfg.tokenizers, *cfg.corpus, *cfg.tasks, cfg.base)
+                       if p is not None and Path(p).exists()])
+    if out.is_dir() and any(out.iterdir()) and not _is_ablation(out):
+        raise OutputExistsError(f"{out} is not empty and is not an ablation (no arms/, corpus split or config.json "
+                                "holding its recipe); choose another --out")
     check_can_create(out / "config.json")
     command_line(cfg, out)  # the report's command line (spelled by the CLI's options): any problem shows before the runs
     if not 8 <= cfg.seq_len <= MAX_SEQ_LEN:

@@ -658,3 +658,26 @@ def test_ner_never_writes_into_its_data_folder(tmp_path, model, bio):
     r = run("ner", model, "--data", d, "--epochs", 1, "--max-steps", 1, "--out", d / "res", "-q")
     assert_contract(r, PROG, d, "input")
     assert tree_digest(d) == before
+
+
+# --- issue 24, ablate: never into a folder that is not an ablation, nor into what it reads -------------
+@pytest.mark.parametrize("kind", ["notes", "model", "inside-the-tokenizer"])
+def test_ablate_never_writes_into_a_folder_that_is_not_its_own(tmp_path, tok, corpus, bio, model, kind):
+    """It mixed its files with the user's, and over a model folder replaced its config.json."""
+    if kind == "notes":
+        out = tmp_path / "mine"
+        out.mkdir()
+        (out / "notes.txt").write_text("keep me", encoding="utf-8")
+        watched, named = out, "not an ablation"
+    elif kind == "model":
+        out = watched = _copy(model, tmp_path / "model")
+        named = "not an ablation"
+    else:
+        t = _copy(tok, tmp_path / "tok")
+        watched, out, named = t, t / "abl", "input"
+    before = tree_digest(watched)
+    r = run("ablate", "--tokenizers", watched if kind == "inside-the-tokenizer" else tok, "--corpus", corpus, "--task",
+            bio, "--size", "tiny", "--budget", 1, "--batch-size", 2, "--seq-len", 32, "--ner-epochs", 1,
+            "--ner-max-steps", 1, "--n-words", 5, "--out", out, "-q")
+    assert_contract(r, PROG, out, named)
+    assert tree_digest(watched) == before
