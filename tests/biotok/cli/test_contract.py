@@ -246,10 +246,17 @@ def _start_train(tmp_path: Path, corpus: list[str], out: Path, scratch: Path, st
         [*cli_cmd(PROG), "train", *corpus, "--algo", "wordpiece", "--vocab-size", "2000", "--workers", "2",
          "--out", str(out)],
         stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(scratch),
+        preexec_fn=_default_sigint,
     )
     err: list[str] = []
     _reader(p.stderr, err)
     return p, err
+
+
+def _default_sigint() -> None:
+    """The run gets Ctrl-C as a terminal user's command does: a test run started in the background
+    (``pytest &``) ignores SIGINT, its children inherit that, and Python then installs no handler."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
