@@ -190,7 +190,8 @@ def ablation_readme(title: str, script: str, setup: str, report, out: Path) -> s
     return "\n".join(lines)
 
 
-def run_published_ablation(cfg, work: Path, tok: Path, slug: str, title: str, doc: str, quick: bool):
+def run_published_ablation(cfg, work: Path, tok: Path, slug: str, title: str, doc: str, quick: bool,
+                           script: str | None = None):
     """Run (or resume) a published CPU ablation whose candidate vocabulary ``tok`` is a biotok
     Unigram_L of 8,000 pieces trained on the ablation's own pretraining split, then (unless
     ``quick``) copy its report to docs/results/SLUG/ with a README written from the numbers."""
@@ -215,7 +216,7 @@ def run_published_ablation(cfg, work: Path, tok: Path, slug: str, title: str, do
             if name != "timings.json" or (out / name).is_file():  # timings: what benchmarks/time_to_verdict.py reads
                 shutil.copyfile(out / name, dest / name)
         setup = "Setup: " + " ".join(doc.split("Phases: ", 1)[1].split("\n"))
-        text = ablation_readme(title, f"{slug.replace('-', '_')}.py", setup, report, out)
+        text = ablation_readme(title, script or f"{slug.replace('-', '_')}.py", setup, report, out)
         (dest / "README.md").write_text(text, encoding="utf-8")
         print(f"wrote {dest}", file=sys.stderr)
     print("\n".join(report.sentences))

@@ -27,31 +27,36 @@ PAMJ = DATA / "corpora" / "e3c-fr" / "layer3_fr_pamj_ccby.jsonl.xz"
 CAMEMBERTA = DATA / "tokenizers" / "camemberta-base"
 
 
-def recipe(tokenizer: Path, quick: bool):
+def recipe(tokenizer: Path, quick: bool, budget: int = 6000):
     """The ablation config: everything the comparison holds equal across the two vocabularies."""
     from biotok_train.config import AblationConfig
     from biotok_train.config import FinetuneConfig, OptimConfig
 
     return AblationConfig(
         tokenizers=(str(CAMEMBERTA), str(tokenizer)), corpus=(str(PAMJ),), field_name="text", tasks=("e3c",),
-        data_dir=str(DATA / "corpora"), sizes=("tiny",), budget=20 if quick else 6000, batch_size=8, seq_len=128,
+        data_dir=str(DATA / "corpora"), sizes=("tiny",), budget=20 if quick else budget, batch_size=8, seq_len=128,
         lr=2e-3, pretrain_seeds=(0, 1), seeds=(0, 1),
         finetune=FinetuneConfig(epochs=1 if quick else 10, optim=OptimConfig(lr=5e-4), max_train_sentences=40 if quick else 0),
         n_words=100 if quick else 1000,
+        probe=0 if quick or budget == 6000 else 400,  # past the plateau: does the causal-LM probe rank as the MLM does?
     )
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="a few steps, results kept in benchmarks/.data only")
+    ap.add_argument("--budget", type=int, default=6000,
+                    help="MLM steps per arm (6000: the published run; benchmarks/plateau_fr.py finds one that leaves "
+                         "the unigram plateau); another budget publishes to docs/results/ablation-cpu-BUDGET/")
     args = ap.parse_args()
     require_data()
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", stream=sys.stderr)
-    work = CACHE / ("ablation_cpu_quick" if args.quick else "ablation_cpu")
+    suffix = "" if args.budget == 6000 else f"-{args.budget}"
+    work = CACHE / ("ablation_cpu_quick" if args.quick else f"ablation_cpu{suffix}")
     tok = work / "Unigram_L-8k"
-    run_published_ablation(recipe(tok, args.quick), work, tok, "ablation-cpu",
+    run_published_ablation(recipe(tok, args.quick, args.budget), work, tok, f"ablation-cpu{suffix}",
                            "CPU ablation: a biotok Unigram_L vocabulary vs CamemBERTa",
-                           __doc__, args.quick)
+                           __doc__, args.quick, script=f"ablation_cpu.py{' --budget ' + str(args.budget) if suffix else ''}")
 
 
 if __name__ == "__main__":

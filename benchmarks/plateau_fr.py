@@ -1,0 +1,178 @@
+"""How long must a tiny French MLM train to leave the unigram plateau? (docs/results/plateau-fr/)
+
+    python benchmarks/plateau_fr.py                  # 2 vocabularies x up to 40,000 steps (hours of CPU; resumable)
+    python benchmarks/plateau_fr.py --quick          # a few steps into benchmarks/.data/plateau_fr_quick/ only
+
+Phases: (1) the split of the published CPU ablation (benchmarks/ablation_cpu.py: the E3C PAMJ
+clinical cases, each 20th line held out) and its biotok Unigram_L of 8,000 pieces; (2) for
+CamemBERTa's vocabulary and that Unigram_L, one BERT-tiny MLM (the ablation's recipe: batch 8 x
+128, lr 2e-3, a linear schedule over --max-steps) trained in chunks of --every steps; after each
+chunk the held-out [MASK] loss minus the unigram floor of the same positions, with its paired
+bootstrap interval over held-out sequences (biotok_train.evaluate.heldout); a vocabulary has
+left the plateau at the first chunk whose interval lies below zero; (3) plateau.json,
+plateau.png (the gap against token positions, one line per vocabulary, its interval shaded)
+and a README written from the numbers. The budget it finds is the one to give
+``benchmarks/ablation_cpu.py --budget`` for an ablation whose arms use context.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+import time
+from pathlib import Path
+
+if __name__ == "__main__" and not __package__:  # run as a file: the checkout first, as with -m
+    sys.path[0] = str(Path(__file__).resolve().parents[1])
+from benchmarks._common import CACHE, REPO, require_data  # noqa: E402
+
+PUBLISHED = REPO / "docs" / "results" / "plateau-fr"
+log = logging.getLogger("plateau_fr")
+
+
+def vocabularies(work: Path, quick: bool) -> tuple[Path, Path, dict[str, Path]]:
+    """The ablation's split (pretraining and held-out lines) and the two vocabularies."""
+    from benchmarks.ablation_cpu import CAMEMBERTA, recipe
+    from biotok import TrainConfig, train_tokenizer
+    from biotok.config import NormalizeConfig
+    from biotok_train.ablate import split_corpus
+
+    tok = work / "Unigram_L-8k"
+    train, held, _ = split_corpus(recipe(tok, quick), work / "split")
+    if not (tok / "tokenizer.json").is_file():
+        cfg = TrainConfig(algo="unigram", vocab_size=8000, normalize=NormalizeConfig(lowercase=True))
+        train_tokenizer([train], cfg, tok, force=True)
+    return train, held, {"camemberta-base": CAMEMBERTA, "Unigram_L-8k": tok}
+
+
+def prepared(work: Path, name: str, tokenizer: Path, text: Path, split: str) -> Path:
+    from biotok_train.config import PrepareConfig
+    from biotok_train.pretrain.prepare import prepare
+
+    out = work / "data" / f"{name}.{split}"
+    if not (out / "meta.json").is_file():
+        prepare([str(text)], str(tokenizer), PrepareConfig(seq_len=128), out, force=True, progress=False)
+    return out
+
+
+def search(work: Path, name: str, data: Path, held: Path, max_steps: int, every: int) -> list[dict]:
+    """Train in chunks of ``every`` steps up to ``max_steps`` (one schedule over max_steps); the
+    held-out gap after each chunk, each point saved as soon as it is measured (resumable)."""
+    from biotok_train.config import OptimConfig, PretrainConfig
+    from biotok_train.evaluate.heldout import evaluate_saved
+    from biotok_train.pretrain import checkpoint as ckpt
+    from biotok_train.pretrain.loop import pretrain
+
+    run, points_file = work / "runs" / name, work / "runs" / f"{name}.points.json"
+    points = json.loads(points_file.read_text(encoding="utf-8")) if points_file.is_file() else []
+    cfg = PretrainConfig(size="tiny", steps=max_steps, batch_size=8, seed=0, optim=OptimConfig(lr=2e-3), log_every=50,
+                         save_every=every, report_to="none")
+    for stop in range(every, max_steps + 1, every):
+        if any(p["step"] == stop for p in points):
+            continue
+        t0 = time.process_time()
+        res = pretrain(data, cfg, run, resume=(run / ckpt.STATE).exists(), stop_after=stop, progress=False)
+        train_cpu = time.process_time() - t0
+        s = evaluate_saved(run, data, held).summary()
+        points.append({"step": res.steps, "positions": res.steps * cfg.batch_size * 128, "train_cpu_s": round(train_cpu, 1),
+                       **{k: s[k] for k in ("loss", "floor_loss", "gap", "gap_low", "gap_high", "left_plateau",
+                                            "top1", "floor_top1")}})
+        points_file.parent.mkdir(parents=True, exist_ok=True)
+        points_file.write_text(json.dumps(points, indent=1) + "\n", encoding="utf-8")
+        log.info("%s step %d: gap %+.3f [%+.3f, %+.3f]", name, res.steps, s["gap"], s["gap_low"], s["gap_high"])
+    return sorted(points, key=lambda p: p["step"])
+
+
+def first_left(points: list[dict]) -> dict | None:
+    """The first point whose interval lies below zero (the plateau is left there)."""
+    return next((p for p in points if p["left_plateau"]), None)
+
+
+def readme(result: dict, command: str) -> str:
+    lines = ["# When does a tiny French MLM leave the unigram plateau?", "",
+             "Regenerate everything here (plateau.json, plateau.png, this README) with one command:", "",
+             "```bash", command, "```", "",
+             f"Setup: BERT-tiny, batch 8 x 128 pieces, lr 2e-3, one linear schedule over {result['max_steps']:,} "
+             f"steps, evaluated every {result['every']:,} steps on the held-out lines of the E3C PAMJ split of "
+             "`benchmarks/ablation_cpu.py` (every [MASK] position scored against the add-one unigram floor of the "
+             "training pieces; 95 % paired bootstrap over held-out sequences).", "",
+             "![gap](plateau.png)", "",
+             "| vocabulary | steps | token positions | held-out [MASK] loss | unigram floor | gap [95 % CI] | top-1 "
+             "(most frequent piece) |", "|---|---:|---:|---:|---:|---|---|"]
+    for name, pts in result["vocabularies"].items():
+        for p in pts:
+            lines.append(f"| {name} | {p['step']:,} | {p['positions']:,} | {p['loss']:.3f} | {p['floor_loss']:.3f} | "
+                         f"{p['gap']:+.3f} [{p['gap_low']:+.3f}, {p['gap_high']:+.3f}] | {p['top1']:.3f} "
+                         f"({p['floor_top1']:.3f}) |")
+    lines += ["", "## Verdict", ""]
+    for name, pts in result["vocabularies"].items():
+        first = first_left(pts)
+        if first is None:
+            last = pts[-1] if pts else None
+            where = (f"at {last['positions']:,} positions its gap is {last['gap']:+.3f} [{last['gap_low']:+.3f}, "
+                     f"{last['gap_high']:+.3f}]") if last else "no point measured yet"
+            lines.append(f"- {name} has not left the plateau within {result['max_steps']:,} steps ({where}).")
+        else:
+            cpu = sum(p["train_cpu_s"] for p in pts if p["step"] <= first["step"]) / 60
+            lines.append(f"- {name} leaves the plateau by step {first['step']:,} ({first['positions']:,} token positions, "
+                         f"{cpu:.0f} CPU-minutes of training): gap {first['gap']:+.3f} [{first['gap_low']:+.3f}, "
+                         f"{first['gap_high']:+.3f}] nats.")
+    found = [first_left(p) for p in result["vocabularies"].values()]
+    if found and all(found):
+        budget = max(f["step"] for f in found)
+        lines += ["", f"An ablation whose arms all use context needs at least {budget:,} steps of this recipe: "
+                      f"`python benchmarks/ablation_cpu.py --budget {budget}`."]
+    return "\n".join(lines) + "\n"
+
+
+def plot(result: dict, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for name, pts in result["vocabularies"].items():
+        x = [p["positions"] / 1e6 for p in pts]
+        ax.plot(x, [p["gap"] for p in pts], marker="o", label=name)
+        ax.fill_between(x, [p["gap_low"] for p in pts], [p["gap_high"] for p in pts], alpha=0.2)
+    ax.axhline(0.0, color="grey", linestyle="--", linewidth=1)
+    ax.set_xlabel("token positions seen (millions)")
+    ax.set_ylabel("held-out [MASK] loss - unigram floor (nats)")
+    ax.set_title("Below 0: the model uses context", fontsize=10)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120, metadata={"Software": None})
+    plt.close(fig)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--quick", action="store_true", help="a few steps, results kept in benchmarks/.data only")
+    ap.add_argument("--max-steps", type=int, default=40000, help="the schedule's length and the most steps trained")
+    ap.add_argument("--every", type=int, default=2500, help="steps between two held-out evaluations")
+    args = ap.parse_args(argv)
+    require_data()
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", stream=sys.stderr)
+    if args.quick:
+        args.max_steps, args.every = 20, 10
+    work = CACHE / ("plateau_fr_quick" if args.quick else "plateau_fr")
+    train, held, vocabs = vocabularies(work, args.quick)
+    result = {"max_steps": args.max_steps, "every": args.every, "vocabularies": {}}
+    for name, tok in vocabs.items():
+        data, hdata = prepared(work, name, tok, train, "train"), prepared(work, name, tok, held, "heldout")
+        result["vocabularies"][name] = search(work, name, data, hdata, args.max_steps, args.every)
+    out = work / "published" if args.quick else PUBLISHED
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "plateau.json").write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    plot(result, out / "plateau.png")
+    command = " ".join(["python benchmarks/plateau_fr.py", *sys.argv[1:]]) if argv is None else "python benchmarks/plateau_fr.py"
+    (out / "README.md").write_text(readme(result, command), encoding="utf-8")
+    print(f"wrote {out}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
