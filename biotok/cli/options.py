@@ -7,6 +7,7 @@ name and document it, so the CLI, the Python API and the docs cannot drift apart
 from __future__ import annotations
 
 import dataclasses
+import logging
 import sys
 from pathlib import Path
 from typing import Any, Callable
@@ -81,7 +82,17 @@ field_option = click.option(
 
 force_option = click.option("--force", is_flag=True, help="Replace --out if it exists (a biotok output).")
 
-quiet_option = click.option("--quiet", "-q", is_flag=True, help="No progress output (bars and lines) on stderr.")
+def _quiet_logs(ctx: click.Context, param: click.Parameter, quiet: bool) -> bool:
+    """With --quiet the library's progress lines (INFO log records) stay off stderr too; warnings
+    and errors still show. The command's own level is set again by the next command."""
+    if quiet:
+        for name in ("biotok", "biotok_train"):
+            logging.getLogger(name).setLevel(logging.WARNING)
+    return quiet
+
+
+quiet_option = click.option("--quiet", "-q", is_flag=True, callback=_quiet_logs,
+                            help="No progress output (bars and lines) on stderr.")
 
 progress_option = click.option(
     "--progress/--no-progress", default=None, callback=_when_terminal,

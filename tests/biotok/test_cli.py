@@ -54,3 +54,31 @@ def test_biotok_group_has_its_commands_and_name(tmp_path):
     r = CliRunner().invoke(main, ["train", str(tmp_path / "nope.txt")])
     assert r.exit_code == 2 and r.output.startswith("biotok: error: ")
     assert CliRunner().invoke(main, ["--version"]).output.startswith("biotok, version")
+
+
+def test_quiet_keeps_the_library_progress_lines_off_stderr():
+    """--quiet silences INFO records of biotok/biotok_train loggers (ablate's '[tok] prepare'), not warnings."""
+    import logging
+
+    import click
+    from click.testing import CliRunner
+
+    from biotok.cli import BiotokGroup
+    from biotok.cli.options import quiet_option
+
+    @click.group(cls=BiotokGroup, prog_name="prog")
+    def grp() -> None:
+        """A group."""
+
+    @grp.command()
+    @quiet_option
+    def go(quiet: bool) -> None:
+        logging.getLogger("biotok_train.ablate").info("[tok] prepare")
+        logging.getLogger("biotok").warning("careful")
+
+    loud = CliRunner().invoke(grp, ["go"])
+    assert "[tok] prepare" in loud.stderr and "careful" in loud.stderr
+    quiet = CliRunner().invoke(grp, ["go", "-q"])
+    assert quiet.exit_code == 0 and "[tok] prepare" not in quiet.stderr and "careful" in quiet.stderr
+    again = CliRunner().invoke(grp, ["go"])  # the next command logs as before
+    assert "[tok] prepare" in again.stderr
