@@ -160,8 +160,8 @@ def readme(results: dict[str, dict], sizes: dict[str, int], leaflet_mb: float, t
     st = first["setup"]
     cpu = sum(t["train_cpu_s"] + t["eval_cpu_s"] for tm in timings.values() for t in tm.values()) / 60
     lines = ["# Causal-LM probe of French vocabularies on E3C clinical cases", "",
-             "Regenerate everything here (raw/ and fair/: probe.md, probe.json, probe.png; this README) with one "
-             "command:", "", "```bash", command, "```", "",
+             "Regenerate everything here (" + " and ".join(f"{m}/" for m in results)
+             + ": probe.md, probe.json, probe.png, timings.json; this README) with one command:", "", "```bash", command, "```", "",
              f"The runs took {cpu:.0f} CPU-minutes in all (timings.json in each folder); `--quick` checks at toy "
              "size that the script runs.", "",
              "## Setup", "",
@@ -205,6 +205,9 @@ def readme(results: dict[str, dict], sizes: dict[str, int], leaflet_mb: float, t
                   "- Ranking, lowest bits/char first: " + " < ".join(a["name"] for a in ranking) + "."]
         lines += [f"- {s}" for s in res["verdicts"] if " is " in s]
         lines += [f"- Note: {n}" for n in res["notes"]] + [""]
+    if "raw" not in results:
+        lines += ["The raw mode (each arm on its own normalization, which is not like for like when one lowercases) "
+                  "was not run for this page: `--modes fair raw` adds it.", ""]
     if set(results) == set(MODES):
         rank = {m: [a["name"] for a in sorted(r["arms"], key=lambda a: a["bits_per_char"]["mean"])]
                 for m, r in results.items()}
