@@ -402,16 +402,6 @@ def ready(models: Models, job: tuple) -> bool:
     return (models.checkpoint(arm, step) / "config.json").is_file()
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def claim(work: Path, key: str) -> Path | None:
     """Take ``key`` for this process (an O_EXCL lock file holding its pid); a lock whose process is
     gone (an interrupted run) is taken over. None when another live worker holds it."""
@@ -419,6 +409,8 @@ def claim(work: Path, key: str) -> Path | None:
 
 
 def claim_lock(lock: Path) -> Path | None:
+    from biotok.output import pid_alive
+
     lock.parent.mkdir(parents=True, exist_ok=True)
     for _ in range(2):
         try:
@@ -428,7 +420,7 @@ def claim_lock(lock: Path) -> Path | None:
                 pid = int(lock.read_text())
             except (OSError, ValueError):  # gone, or being written by its owner
                 return None
-            if _alive(pid):
+            if pid_alive(pid):
                 return None
             lock.unlink(missing_ok=True)
             continue
@@ -915,8 +907,8 @@ def main(argv: list[str] | None = None) -> int:
         with holding(work / "results" / "prebuild.lock"):  # a worker started later finds them built
             prebuild(models)
         if args.workers > 1 and not args.worker:
-            argv_rest = [a for a in (argv if argv is not None else sys.argv[1:])]
-            helpers = [subprocess.Popen([sys.executable, __file__, *argv_rest, "--worker"],
+            rest = sys.argv[1:] if argv is None else argv
+            helpers = [subprocess.Popen([sys.executable, __file__, *rest, "--worker"],
                                         env={**os.environ, "OMP_NUM_THREADS": "1"}) for _ in range(args.workers - 1)]
         try:
             work_loop(models, work, out, recipe, base, args.max_jobs)

@@ -123,7 +123,8 @@ def _prefix(dest: Path) -> str:
     return f".{dest.name}.{_HOST}-{os.getpid()}."
 
 
-def _alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
+    """Whether process ``pid`` of this host still runs (whoever owns it)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -147,7 +148,7 @@ def sweep_stale(dest: PathLike) -> list[Path]:
         return []
     for entry in entries:
         m = pattern.match(entry.name)
-        if m is None or _alive(int(m.group(1))):
+        if m is None or pid_alive(int(m.group(1))):
             continue
         try:
             if entry.is_dir() and not entry.is_symlink():
@@ -429,5 +430,6 @@ __all__ = [
     "check_writable_file",
     "is_biotok_output",
     "os_error_message",
+    "pid_alive",
     "sweep_stale",
 ]
