@@ -42,6 +42,11 @@ def recipe(tokenizer: Path, quick: bool, budget: int = 6000):
     )
 
 
+def workdir(budget: int, quick: bool) -> Path:
+    """The ablation's work folder for ``budget`` (benchmarks/plateau_fr.py trains its seed-0 models there)."""
+    return CACHE / ("ablation_cpu_quick" if quick else "ablation_cpu" + ("" if budget == 6000 else f"-{budget}"))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="a few steps, results kept in benchmarks/.data only")
@@ -52,7 +57,7 @@ def main() -> None:
     require_data()
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", stream=sys.stderr)
     suffix = "" if args.budget == 6000 else f"-{args.budget}"
-    work = CACHE / ("ablation_cpu_quick" if args.quick else f"ablation_cpu{suffix}")
+    work = workdir(args.budget, args.quick)
     tok = work / "Unigram_L-8k"
     run_published_ablation(recipe(tok, args.quick, args.budget), work, tok, f"ablation-cpu{suffix}",
                            "CPU ablation: a biotok Unigram_L vocabulary vs CamemBERTa",

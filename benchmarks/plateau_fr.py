@@ -1,18 +1,20 @@
 """How long must a tiny French MLM train to leave the unigram plateau? (docs/results/plateau-fr/)
 
-    python benchmarks/plateau_fr.py                  # 2 vocabularies x up to 40,000 steps (hours of CPU; resumable)
-    python benchmarks/plateau_fr.py --quick          # a few steps into benchmarks/.data/plateau_fr_quick/ only
+    python benchmarks/plateau_fr.py                  # 2 vocabularies x 16,000 steps (about an hour of CPU; resumable)
+    python benchmarks/ablation_cpu.py --budget 16000 # then the ablation at that budget, reusing both seed-0 models
+    python benchmarks/plateau_fr.py --quick          # a few steps into benchmarks/.data/ablation_cpu_quick/ only
 
 Phases: (1) the split of the published CPU ablation (benchmarks/ablation_cpu.py: the E3C PAMJ
 clinical cases, each 20th line held out) and its biotok Unigram_L of 8,000 pieces; (2) for
 CamemBERTa's vocabulary and that Unigram_L, one BERT-tiny MLM (the ablation's recipe: batch 8 x
-128, lr 2e-3, a linear schedule over --max-steps) trained in chunks of --every steps; after each
+128, lr 2e-3, a linear schedule over --max-steps), the ablation's own seed-0 model at a budget of
+--max-steps, in its own work folder, trained in chunks of --every steps; after each
 chunk the held-out [MASK] loss minus the unigram floor of the same positions, with its paired
 bootstrap interval over held-out sequences (biotok_train.evaluate.heldout); a vocabulary has
 left the plateau at the first chunk whose interval lies below zero; (3) plateau.json,
 plateau.png (the gap against token positions, one line per vocabulary, its interval shaded)
-and a README written from the numbers. The budget it finds is the one to give
-``benchmarks/ablation_cpu.py --budget`` for an ablation whose arms use context.
+and a README written from the numbers. ``benchmarks/ablation_cpu.py --budget MAX_STEPS`` then
+finds both seed-0 models trained and adds the second seed, the fine-tuning and the probe.
 """
 
 from __future__ import annotations
@@ -32,51 +34,56 @@ PUBLISHED = REPO / "docs" / "results" / "plateau-fr"
 log = logging.getLogger("plateau_fr")
 
 
-def vocabularies(work: Path, quick: bool) -> tuple[Path, Path, dict[str, Path]]:
-    """The ablation's split (pretraining and held-out lines) and the two vocabularies."""
-    from benchmarks.ablation_cpu import CAMEMBERTA, recipe
+def vocabularies(max_steps: int, quick: bool):
+    """The ablation's recipe at a budget of ``max_steps``, its work folder, its split and the two
+    vocabularies (CamemBERTa's and the biotok Unigram_L trained on the pretraining part)."""
+    from benchmarks.ablation_cpu import CAMEMBERTA, recipe, workdir
     from biotok import TrainConfig, train_tokenizer
     from biotok.config import NormalizeConfig
     from biotok_train.ablate import split_corpus
 
+    work = workdir(max_steps, quick)
     tok = work / "Unigram_L-8k"
-    train, held, _ = split_corpus(recipe(tok, quick), work / "split")
+    cfg = recipe(tok, quick, max_steps)
+    train, held, _ = split_corpus(cfg, work / "run")
     if not (tok / "tokenizer.json").is_file():
-        cfg = TrainConfig(algo="unigram", vocab_size=8000, normalize=NormalizeConfig(lowercase=True))
-        train_tokenizer([train], cfg, tok, force=True)
-    return train, held, {"camemberta-base": CAMEMBERTA, "Unigram_L-8k": tok}
+        tcfg = TrainConfig(algo="unigram", vocab_size=8000, normalize=NormalizeConfig(lowercase=True))
+        train_tokenizer([train], tcfg, tok, force=True)
+    return cfg, work, train, held, {"camemberta-base": CAMEMBERTA, "Unigram_L-8k": tok}
 
 
-def prepared(work: Path, name: str, tokenizer: Path, text: Path, split: str) -> Path:
+def prepared(out: Path, tokenizer: Path, text: Path) -> Path:
     from biotok_train.config import PrepareConfig
     from biotok_train.pretrain.prepare import prepare
 
-    out = work / "data" / f"{name}.{split}"
     if not (out / "meta.json").is_file():
         prepare([str(text)], str(tokenizer), PrepareConfig(seq_len=128), out, force=True, progress=False)
     return out
 
 
-def search(work: Path, name: str, data: Path, held: Path, max_steps: int, every: int) -> list[dict]:
-    """Train in chunks of ``every`` steps up to ``max_steps`` (one schedule over max_steps); the
-    held-out gap after each chunk, each point saved as soon as it is measured (resumable)."""
-    from biotok_train.config import OptimConfig, PretrainConfig
+def search(cfg, work: Path, name: str, data: Path, held: Path, every: int) -> list[dict]:
+    """Train the ablation's seed-0 model of ``name`` in chunks of ``every`` steps (one schedule
+    over the budget); the held-out gap after each chunk, each point saved as soon as it is
+    measured (resumable). The model is the one ``ablation_cpu.py --budget`` then reuses."""
     from biotok_train.evaluate.heldout import evaluate_saved
     from biotok_train.pretrain import checkpoint as ckpt
     from biotok_train.pretrain.loop import pretrain
 
-    run, points_file = work / "runs" / name, work / "runs" / f"{name}.points.json"
+    run = work / "run" / "arms" / "tiny" / name / "p0" / "model"  # where the ablation's arm keeps it
+    points_file = work / "plateau" / f"{name}.points.json"
     points = json.loads(points_file.read_text(encoding="utf-8")) if points_file.is_file() else []
-    cfg = PretrainConfig(size="tiny", steps=max_steps, batch_size=8, seed=0, optim=OptimConfig(lr=2e-3), log_every=50,
-                         save_every=every, report_to="none")
-    for stop in range(every, max_steps + 1, every):
+    pcfg = cfg.pretrain_config("tiny", 0)
+    for stop in range(every, pcfg.steps + 1, every):
         if any(p["step"] == stop for p in points):
             continue
         t0 = time.process_time()
-        res = pretrain(data, cfg, run, resume=(run / ckpt.STATE).exists(), stop_after=stop, progress=False)
+        res = pretrain(data, pcfg, run, resume=(run / ckpt.STATE).exists(), stop_after=stop, progress=False)
         train_cpu = time.process_time() - t0
+        if res.steps != stop:  # the ablation trained this model past ``stop`` already: that point is gone
+            log.info("%s: the model is at step %d, past %d; no point there", name, res.steps, stop)
+            continue
         s = evaluate_saved(run, data, held).summary()
-        points.append({"step": res.steps, "positions": res.steps * cfg.batch_size * 128, "train_cpu_s": round(train_cpu, 1),
+        points.append({"step": res.steps, "positions": res.steps * pcfg.batch_size * 128, "train_cpu_s": round(train_cpu, 1),
                        **{k: s[k] for k in ("loss", "floor_loss", "gap", "gap_low", "gap_high", "left_plateau",
                                             "top1", "floor_top1")}})
         points_file.parent.mkdir(parents=True, exist_ok=True)
@@ -151,20 +158,22 @@ def plot(result: dict, path: Path) -> None:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="a few steps, results kept in benchmarks/.data only")
-    ap.add_argument("--max-steps", type=int, default=40000, help="the schedule's length and the most steps trained")
-    ap.add_argument("--every", type=int, default=2500, help="steps between two held-out evaluations")
+    ap.add_argument("--max-steps", type=int, default=16000,
+                    help="the schedule's length and the most steps trained: the budget of the ablation that reuses "
+                         "these seed-0 models (python benchmarks/ablation_cpu.py --budget MAX_STEPS)")
+    ap.add_argument("--every", type=int, default=2000, help="steps between two held-out evaluations")
     args = ap.parse_args(argv)
     require_data()
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", stream=sys.stderr)
     if args.quick:
         args.max_steps, args.every = 20, 10
-    work = CACHE / ("plateau_fr_quick" if args.quick else "plateau_fr")
-    train, held, vocabs = vocabularies(work, args.quick)
+    cfg, work, train, held, vocabs = vocabularies(args.max_steps, args.quick)
     result = {"max_steps": args.max_steps, "every": args.every, "vocabularies": {}}
     for name, tok in vocabs.items():
-        data, hdata = prepared(work, name, tok, train, "train"), prepared(work, name, tok, held, "heldout")
-        result["vocabularies"][name] = search(work, name, data, hdata, args.max_steps, args.every)
-    out = work / "published" if args.quick else PUBLISHED
+        data = prepared(work / "run" / "data" / name, tok, train)  # the ablation's own prepared text
+        hdata = prepared(work / "plateau" / "data" / f"{name}.heldout", tok, held)
+        result["vocabularies"][name] = search(cfg, work, name, data, hdata, args.every)
+    out = work / "plateau" / "published" if args.quick else PUBLISHED
     out.mkdir(parents=True, exist_ok=True)
     (out / "plateau.json").write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
     plot(result, out / "plateau.png")
