@@ -54,7 +54,8 @@ def check_numbers(config: Any, ranges: dict[str, tuple] | None = None) -> None:
         for x in value if isinstance(value, tuple) else (value,):
             if isinstance(x, bool) or not isinstance(x, (int, float)):
                 continue
-            lo, hi = ranges.get(f.name, (-INT64_MAX, INT64_MAX))
+            # without a range of its own: an integer must fit 64 bits, a float need only be finite
+            lo, hi = ranges.get(f.name, (-INT64_MAX, INT64_MAX) if isinstance(x, int) else (None, None))
             check_range(f.name, x, lo, hi)
 
 UnicodeForm = Literal["NFKC", "NFC", "none"]

@@ -544,10 +544,14 @@ def read_counts_meta(counts_path: str | os.PathLike[str]) -> dict | None:
         raise CorpusError(f"{p} is not a valid counts record ({e})") from None
     if not isinstance(meta, dict) or meta.get("format") != COUNTS_FORMAT:
         raise CorpusError(f"{p} is not a biotok counts record (format {COUNTS_FORMAT})")
-    for key in ("normalize", "corpus"):
-        if not isinstance(meta.get(key, {}), (dict, type(None))):
-            raise CorpusError(f"{p}: {key!r} is a {type(meta[key]).__name__}, not an object: not a biotok "
-                              "counts record (count again, or remove it)")
+    # biotok always records how it normalized; a record without it would pass for 'default'
+    # normalization and blame the training's options for the mismatch
+    for key, may_be_null in (("normalize", False), ("corpus", True)):
+        value = meta.get(key)
+        if not isinstance(value, dict) and not (may_be_null and value is None):
+            what = "missing" if key not in meta else "null" if value is None else f"a {type(value).__name__}"
+            raise CorpusError(f"{p}: {key!r} is {what}, not an object: not a biotok counts record "
+                              "(count again, or remove it)")
     return meta
 
 

@@ -81,11 +81,12 @@ def _command_line(ctx: click.Context) -> str:
 @click.option("--json", "as_json", is_flag=True, help="Print the full result as JSON instead of tables.")
 @click.option("--plot", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Save a PNG: fertility bars with --corpus, pieces per term with --terms, else vocabulary overlap.")
+@click.option("--force", is_flag=True, help="Replace the --plot file if it exists.")
 @_evidence_options
 @click.option("--numbers", is_flag=True, help="How doses, lab values and units are cut (58 built-in cases).")
 @progress_option
 @tokenizer_options
-def compare(tokenizers, corpus, field_name, terms, max_lines, batch_size, examples, as_json, plot, entities,
+def compare(tokenizers, corpus, field_name, terms, max_lines, batch_size, examples, as_json, plot, force, entities,
             terminology, data_dir, numbers, progress, tokenizers_dir, lowercase):
     """Compare vocabularies, and their fragmentation on a corpus or a term list.
 
@@ -113,7 +114,7 @@ def compare(tokenizers, corpus, field_name, terms, max_lines, batch_size, exampl
     term_pairs = read_terms_file(terms) if terms is not None else None  # fail fast, before any work
     if plot is not None:
         check_png(plot, "--plot")
-        check_writable_file(plot, force=True, inputs=[*corpus, *([terms] if terms else [])], parents=False)
+        check_writable_file(plot, force=force, inputs=[*corpus, *([terms] if terms else [])], parents=False)
     toks = load_many(tokenizers, tokenizers_dir=tokenizers_dir, lowercase=lowercase)
     res = compare_tokenizers(
         toks, lines=iter_lines(list(corpus), field_name) if corpus else None, corpus=corpus,

@@ -136,6 +136,18 @@ def test_bad_input_is_one_line_exit_2(tdir: str, tmp_path: Path, shared_data: Pa
     assert_contract(r, "biotok", needle)
 
 
+def test_plot_is_not_replaced_without_force(tdir: str, tmp_path: Path) -> None:
+    """--plot replaced an existing file silently; like every other output it now needs --force."""
+    png = tmp_path / "overlap.png"
+    png.write_bytes(b"mine")
+    r = CliRunner().invoke(main, ["compare", "camembertv2", "bert", "--tokenizers-dir", tdir, "--plot", str(png)])
+    assert_contract(r, "biotok", "--force")
+    assert png.read_bytes() == b"mine"
+    r = run("compare", "camembertv2", "bert", "--tokenizers-dir", tdir, "--plot", str(png), "--force")
+    assert r.exit_code == 0, r.output
+    assert png.read_bytes().startswith(b"\x89PNG")
+
+
 def test_plot_into_a_missing_folder_fails_fast(tmp_path: Path) -> None:
     r = CliRunner().invoke(main, ["compare", "bert", "--plot", str(tmp_path / "no" / "x.png")])
     assert r.exit_code == 2 and "does not exist" in r.output

@@ -582,8 +582,9 @@ def test_counts_of_shards_adding_up_beyond_int32(tmp_path):
     assert not out.exists()
 
 
-@pytest.mark.parametrize("record", ['"lower"', '["lowercase"]'], ids=["string", "list"])
+@pytest.mark.parametrize("record", ['"lower"', '["lowercase"]', "null"], ids=["string", "list", "null"])
 def test_counts_record_whose_normalization_is_not_an_object(tmp_path, corpus, record):
+    """null passed for 'default' normalization and the error blamed the training's options."""
     counts = tmp_path / "counts.tsv"
     assert run("count", corpus, "--out", counts, "-q").exit_code == 0
     meta = json.loads((tmp_path / "counts.tsv.json").read_text("utf-8"))
