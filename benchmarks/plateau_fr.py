@@ -14,7 +14,7 @@ bootstrap interval over held-out sequences (biotok_train.evaluate.heldout); a vo
 left the plateau at the first chunk whose interval lies below zero; (3) plateau.json,
 plateau.png (the gap against token positions, one line per vocabulary, its interval shaded)
 and a README written from the numbers. ``benchmarks/ablation_cpu.py --budget MAX_STEPS`` then
-finds both seed-0 models trained and adds the second seed, the fine-tuning and the probe.
+finds both seed-0 models trained and adds the fine-tuning, its floors and the probe.
 """
 
 from __future__ import annotations
