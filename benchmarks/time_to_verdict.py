@@ -4,8 +4,10 @@
 
 Sources: ``docs/results/table9-minilm-cpu/ablation.json`` (CPU seconds of every finished job, per
 arm), ``docs/results/probe-fr/{fair,raw}/timings.json`` (CPU seconds of each probe run) and
-``docs/results/minilm-fr-cpu/timings.json`` (wall seconds of each part of the ablation, which
-records no CPU time). A folder that is not there yet is left out of the table.
+``docs/results/plateau-fr/plateau.json`` (CPU seconds of each chunk of training), and
+``docs/results/{minilm-fr-cpu,ablation-cpu-BUDGET}/timings.json`` (wall seconds of each part of
+the ablation, which records no CPU time; the seed-0 pretrainings of ablation-cpu-BUDGET are the
+plateau search's and count there). A folder that is not there yet is left out of the table.
 """
 
 from __future__ import annotations
@@ -62,14 +64,26 @@ def ablation_row(results: Path, slug: str) -> dict | None:
     per: dict[str, float] = defaultdict(float)
     for key, v in t.items():
         parts = key.split("/")
-        if len(parts) > 1 and isinstance(v, (int, float)):
-            per[parts[1]] += v
+        if isinstance(v, (int, float)):  # SIZE/ARM/... per arm; a part of its own (the probe) by its name
+            per[parts[1] if len(parts) > 1 else key] += v
     arms = ", ".join(f"{arm} {s / 60:.0f}" for arm, s in per.items())
     return {"experiment": slug, "unit": "wall", "minutes": sum(per.values()) / 60, "detail": f"per arm: {arms}"}
 
 
+def plateau_row(results: Path) -> dict | None:
+    p = _read(results / "plateau-fr" / "plateau.json")
+    if not p:
+        return None
+    per = {name: sum(pt["train_cpu_s"] for pt in pts) for name, pts in p["vocabularies"].items()}
+    arms = ", ".join(f"{name} {s / 60:.0f}" for name, s in per.items())
+    return {"experiment": "plateau-fr", "unit": "CPU", "minutes": sum(per.values()) / 60,
+            "detail": f"training only, {p['max_steps']:,} steps per vocabulary; per vocabulary: {arms}"}
+
+
 def table(results: Path = RESULTS) -> str:
-    rows = [r for r in (table9_row(results), *probe_rows(results), ablation_row(results, "minilm-fr-cpu")) if r]
+    budgets = sorted(d.name for d in results.glob("ablation-cpu-*") if d.is_dir())
+    rows = [r for r in (table9_row(results), *probe_rows(results), ablation_row(results, "minilm-fr-cpu"),
+                        plateau_row(results), *(ablation_row(results, b) for b in budgets)) if r]
     lines = ["| experiment | minutes | of | detail |", "|---|---:|---|---|"]
     lines += [f"| [{r['experiment']}](../docs/results/{r['experiment'].split(' ')[0]}/) | {r['minutes']:.0f} | "
               f"{r['unit']} | {r['detail']} |" for r in rows]

@@ -21,10 +21,16 @@ def test_table_from_the_published_files(tmp_path):
     _write(res / "probe-fr" / "fair" / "timings.json", {
         f"{arm}/seed{s}": {"train_cpu_s": 100.0, "eval_cpu_s": 20.0} for arm in ("a", "b") for s in (0, 1, 2)})
     _write(res / "minilm-fr-cpu" / "timings.json", {"as-base/continual.m/p0/mlm": 600.0, "as-base/floor.m/e3c/f0": 60.0})
+    _write(res / "plateau-fr" / "plateau.json", {"max_steps": 4000, "every": 2000, "vocabularies": {
+        "a": [{"step": 2000, "train_cpu_s": 600.0}, {"step": 4000, "train_cpu_s": 600.0}],
+        "b": [{"step": 2000, "train_cpu_s": 300.0}]}})
+    _write(res / "ablation-cpu-4000" / "timings.json", {"tiny/a/p0/pretrain": 0.5, "tiny/b/e3c/f0": 120.0, "probe": 60.0})
     t = V.table(res)
     assert "| [table9-minilm-cpu](../docs/results/table9-minilm-cpu/) | 20 | CPU | 9 of 10 jobs; per arm: general 5, continual 15 |" in t
     assert "| [probe-fr (fair)](../docs/results/probe-fr/) | 12 | CPU | 2 arms x 3 seed(s); per arm: a 6, b 6 |" in t
     assert "| [minilm-fr-cpu](../docs/results/minilm-fr-cpu/) | 11 | wall | per arm: continual.m 10, floor.m 1 |" in t
+    assert "| [plateau-fr](../docs/results/plateau-fr/) | 25 | CPU | training only, 4,000 steps per vocabulary; per vocabulary: a 20, b 5 |" in t
+    assert "| [ablation-cpu-4000](../docs/results/ablation-cpu-4000/) | 3 | wall | per arm: a 0, b 2, probe 1 |" in t
     assert "probe-fr (raw)" not in t  # not run: left out
 
 
