@@ -161,6 +161,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--max-steps", type=int, default=16000,
                     help="the schedule's length and the most steps trained: the budget of the ablation that reuses "
                          "these seed-0 models (python benchmarks/ablation_cpu.py --budget MAX_STEPS)")
+    ap.add_argument("--vocab", choices=("camemberta-base", "Unigram_L-8k"), default=None,
+                    help="train only this vocabulary's model and write nothing else (two processes, one each, "
+                         "share two cores; a run without --vocab then publishes both from their saved points)")
     ap.add_argument("--every", type=int, default=2000, help="steps between two held-out evaluations")
     args = ap.parse_args(argv)
     require_data()
@@ -170,9 +173,13 @@ def main(argv: list[str] | None = None) -> int:
     cfg, work, train, held, vocabs = vocabularies(args.max_steps, args.quick)
     result = {"max_steps": args.max_steps, "every": args.every, "vocabularies": {}}
     for name, tok in vocabs.items():
+        if args.vocab not in (None, name):
+            continue
         data = prepared(work / "run" / "data" / name, tok, train)  # the ablation's own prepared text
         hdata = prepared(work / "plateau" / "data" / f"{name}.heldout", tok, held)
         result["vocabularies"][name] = search(cfg, work, name, data, hdata, args.every)
+    if args.vocab is not None:
+        return 0
     out = work / "plateau" / "published" if args.quick else PUBLISHED
     out.mkdir(parents=True, exist_ok=True)
     (out / "plateau.json").write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
