@@ -9,9 +9,10 @@ Phases: (1) the ablation's own split of the E3C PAMJ clinical cases (each 20th l
 ``biotok-train ablate`` CamemBERTa (the reference) vs that vocabulary: BERT-tiny, the same
 token budget, 2 pretraining seeds x 2 fine-tuning seeds, E3C NER with random-init floors, and
 masked-word accuracy on 1,000 held-out words; with a --budget past the plateau, the seed-0 model
-that benchmarks/plateau_fr.py trained for each vocabulary x 3 fine-tuning seeds (a second
-pretraining seed costs what the plateau search did: about 45 CPU-minutes per vocabulary at
-16,000 steps), plus the causal-LM probe of each vocabulary (400 steps) ranked against the MLM
+that benchmarks/plateau_fr.py trained for each vocabulary (in chunks; resumed training gives
+the same model as one run, so this command alone rebuilds it; its time is in plateau-fr/, not in
+this timings.json) x 3 fine-tuning seeds (a second pretraining seed would cost about 45
+CPU-minutes per vocabulary at 16,000 steps), plus the causal-LM probe of each vocabulary (400 steps) ranked against the MLM
 arms (Kendall tau); (4) the report copied into docs/results/ablation-cpu/ (ablation-cpu-BUDGET/).
 Work files (the split, the tokenizer, the runs, resumable) live in benchmarks/.data/ablation_cpu/.
 """
