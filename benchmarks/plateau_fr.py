@@ -28,7 +28,8 @@ from pathlib import Path
 
 if __name__ == "__main__" and not __package__:  # run as a file: the checkout first, as with -m
     sys.path[0] = str(Path(__file__).resolve().parents[1])
-from benchmarks._common import CACHE, REPO, require_data  # noqa: E402
+from benchmarks._common import REPO, require_data  # noqa: E402
+from biotok_train.evaluate.heldout import PLATEAU_MARGIN  # noqa: E402
 
 PUBLISHED = REPO / "docs" / "results" / "plateau-fr"
 log = logging.getLogger("plateau_fr")
@@ -104,7 +105,8 @@ def readme(result: dict, command: str) -> str:
              f"Setup: BERT-tiny, batch 8 x 128 pieces, lr 2e-3, one linear schedule over {result['max_steps']:,} "
              f"steps, evaluated every {result['every']:,} steps on the held-out lines of the E3C PAMJ split of "
              "`benchmarks/ablation_cpu.py` (every [MASK] position scored against the add-one unigram floor of the "
-             "training pieces; 95 % paired bootstrap over held-out sequences).", "",
+             "training pieces; 95 % paired bootstrap over held-out sequences). A vocabulary has left the plateau at "
+             f"the first point whose interval lies below -{PLATEAU_MARGIN:g} nats (a smaller gap is float rounding).", "",
              "![gap](plateau.png)", "",
              "| vocabulary | steps | token positions | held-out [MASK] loss | unigram floor | gap [95 % CI] | top-1 "
              "(most frequent piece) |", "|---|---:|---:|---:|---:|---|---|"]
@@ -126,6 +128,10 @@ def readme(result: dict, command: str) -> str:
             lines.append(f"- {name} leaves the plateau by step {first['step']:,} ({first['positions']:,} token positions, "
                          f"{cpu:.0f} CPU-minutes of training): gap {first['gap']:+.3f} [{first['gap_low']:+.3f}, "
                          f"{first['gap_high']:+.3f}] nats.")
+        best = max(pts, key=lambda p: p["top1"] - p["floor_top1"]) if pts else None
+        if best is not None and best["top1"] <= best["floor_top1"]:
+            lines.append(f"- {name}'s top-1 on [MASK] positions never beats always answering the most frequent piece "
+                         f"({best['floor_top1']:.3f}): what it learned shows in the loss only.")
     found = [first_left(p) for p in result["vocabularies"].values()]
     if found and all(found):
         budget = max(f["step"] for f in found)

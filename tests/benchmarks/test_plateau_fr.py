@@ -28,3 +28,11 @@ def test_readme_verdicts_and_the_budget_they_give():
     text = P.readme(result, "python benchmarks/plateau_fr.py")
     assert "b has not left the plateau within 4,000 steps (at 1,024,000 positions its gap is +0.500" in text
     assert "--budget" not in text
+
+
+def test_readme_says_when_top1_never_beats_the_most_frequent_piece():
+    flat = [{**_pt(1000, 0.01), "top1": 0.05}, {**_pt(2000, -0.05), "top1": 0.049}]
+    text = P.readme({"max_steps": 2000, "every": 1000, "vocabularies": {"a": flat, "b": [_pt(1000, -0.1)]}}, "cmd")
+    assert "- a's top-1 on [MASK] positions never beats always answering the most frequent piece (0.050)" in text
+    assert "b's top-1" not in text
+    assert "below -0.001 nats" in text
