@@ -59,8 +59,10 @@ def plateau_sentences(arms: Sequence[ArmResult], sized: bool) -> list[str]:
 
 
 def probe_arms(ctx: Context, legs: Sequence[Leg], arms: Sequence[ArmResult], tasks: dict) -> tuple[dict, list[dict]]:
-    """The causal-LM probe of each vocabulary (OUT/probe/), and Kendall τ between its ranking and
-    each task's (per size and start, over the vocabularies)."""
+    """The causal-LM probe of each vocabulary (OUT/probe/) in fair mode (every arm trained and
+    scored on the same text, as lossy as the most lossy normalization among them: a cased and a
+    lowercasing vocabulary would otherwise not be scored on the same characters), and Kendall τ
+    between its ranking and each task's (per size and start, over the vocabularies)."""
     from biotok_train.probe.arms import probe_vocabularies, ranking_agreement
 
     cfg = ctx.cfg
@@ -68,7 +70,7 @@ def probe_arms(ctx: Context, legs: Sequence[Leg], arms: Sequence[ArmResult], tas
     t0 = time.perf_counter()
     res = probe_vocabularies(vocabs, ctx.train, ctx.held, ctx.out / "probe", steps=cfg.probe,
                              seeds=cfg.pretrain_seeds, batch_size=cfg.batch_size, seq_len=cfg.seq_len,
-                             progress=ctx.progress)
+                             fair=True, progress=ctx.progress)  # like for like: the arms may normalize differently
     ctx.timings["probe"] = round(time.perf_counter() - t0, 1)
     bpc = {v: res[v]["bits_per_char"]["mean"] for v in vocabs}
     agreements = []

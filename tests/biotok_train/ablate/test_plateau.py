@@ -45,6 +45,7 @@ def test_report_says_which_arm_left_the_plateau_and_adds_the_probe(tmp_path, sam
     # --probe: one GPT-2 per vocabulary on the same split; it changes no arm, so nothing is retrained
     probed = run_ablation(AblationConfig(**{**cfg.__dict__, "probe": 25}), out, progress=False)
     assert "## Causal-LM probe" in probed.markdown and (out / "probe" / "probe.md").is_file()
+    assert "Fair mode" in (out / "probe" / "probe.md").read_text(encoding="utf-8")  # like for like
     for arm in probed.arms:
         assert arm.probe["bits_per_char"]["n"] == 1 and arm.probe["unigram_floor"] > 0
     assert probed.arms[0].probe["versus_reference"] is None and probed.arms[1].probe["versus_reference"]["verdict"]
