@@ -190,6 +190,20 @@ def ablation_readme(title: str, script: str, setup: str, report, out: Path) -> s
     return "\n".join(lines)
 
 
+def ablation_unigram_l(cfg, out: Path, tok: Path) -> tuple[Path, Path]:
+    """The ablation's corpus split in OUT (pretraining and held-out lines) and, trained on its
+    pretraining part only (never a held-out line), the biotok Unigram_L of 8,000 pieces ``tok``."""
+    from biotok import TrainConfig, train_tokenizer
+    from biotok.config import NormalizeConfig
+    from biotok_train.ablate import split_corpus
+
+    train, held, _ = split_corpus(cfg, out)
+    if not (tok / "tokenizer.json").is_file():
+        tcfg = TrainConfig(algo="unigram", vocab_size=8000, normalize=NormalizeConfig(lowercase=True))
+        print(train_tokenizer([train], tcfg, tok, force=True).summary(), file=sys.stderr)
+    return train, held
+
+
 def run_published_ablation(cfg, work: Path, tok: Path, slug: str, title: str, doc: str, quick: bool,
                            script: str | None = None):
     """Run (or resume) a published CPU ablation whose candidate vocabulary ``tok`` is a biotok
@@ -197,16 +211,10 @@ def run_published_ablation(cfg, work: Path, tok: Path, slug: str, title: str, do
     ``quick``) copy its report to docs/results/SLUG/ with a README written from the numbers."""
     import shutil
 
-    from biotok import TrainConfig, train_tokenizer
-    from biotok.config import NormalizeConfig
-    from biotok_train.ablate import run_ablation, split_corpus
+    from biotok_train.ablate import run_ablation
 
     out = work / "run"
-    # the split the ablation will use: the tokenizer never sees a held-out line
-    train, _, _ = split_corpus(cfg, out)
-    if not (tok / "tokenizer.json").is_file():
-        tcfg = TrainConfig(algo="unigram", vocab_size=8000, normalize=NormalizeConfig(lowercase=True))
-        print(train_tokenizer([train], tcfg, tok, force=True).summary(), file=sys.stderr)
+    ablation_unigram_l(cfg, out, tok)
     # the ablation (resumable: a rerun reuses every finished part)
     report = run_ablation(cfg, out, progress=False)
     if not quick:

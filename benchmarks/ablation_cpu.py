@@ -30,14 +30,15 @@ from benchmarks._common import CACHE, DATA, require_data, run_published_ablation
 
 PAMJ = DATA / "corpora" / "e3c-fr" / "layer3_fr_pamj_ccby.jsonl.xz"
 CAMEMBERTA = DATA / "tokenizers" / "camemberta-base"
+PLATEAU_BUDGET = 6000  # the first published run (docs/results/ablation-cpu/): its arms are on the plateau
 
 
-def recipe(tokenizer: Path, quick: bool, budget: int = 6000):
+def recipe(tokenizer: Path, quick: bool, budget: int = PLATEAU_BUDGET):
     """The ablation config: everything the comparison holds equal across the two vocabularies."""
     from biotok_train.config import AblationConfig
     from biotok_train.config import FinetuneConfig, OptimConfig
 
-    past = budget != 6000 and not quick  # the run at a budget that plateau_fr.py found (its seed-0 models reused)
+    past = budget != PLATEAU_BUDGET and not quick  # the run at a budget that plateau_fr.py found (its seed-0 models reused)
     return AblationConfig(
         tokenizers=(str(CAMEMBERTA), str(tokenizer)), corpus=(str(PAMJ),), field_name="text", tasks=("e3c",),
         data_dir=str(DATA / "corpora"), sizes=("tiny",), budget=20 if quick else budget, batch_size=8, seq_len=128,
@@ -50,24 +51,29 @@ def recipe(tokenizer: Path, quick: bool, budget: int = 6000):
 
 def workdir(budget: int, quick: bool) -> Path:
     """The ablation's work folder for ``budget`` (benchmarks/plateau_fr.py trains its seed-0 models there)."""
-    return CACHE / ("ablation_cpu_quick" if quick else "ablation_cpu" + ("" if budget == 6000 else f"-{budget}"))
+    return CACHE / ("ablation_cpu_quick" if quick else "ablation_cpu" + suffix(budget))
+
+
+def suffix(budget: int) -> str:
+    """What a budget adds to the names of the work folder and the published one (ablation-cpu-BUDGET)."""
+    return "" if budget == PLATEAU_BUDGET else f"-{budget}"
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="a few steps, results kept in benchmarks/.data only")
-    ap.add_argument("--budget", type=int, default=6000,
-                    help="MLM steps per arm (6000: the published run; benchmarks/plateau_fr.py finds one that leaves "
+    ap.add_argument("--budget", type=int, default=PLATEAU_BUDGET,
+                    help=f"MLM steps per arm ({PLATEAU_BUDGET}: the first published run; benchmarks/plateau_fr.py finds one that leaves "
                          "the unigram plateau); another budget publishes to docs/results/ablation-cpu-BUDGET/")
     args = ap.parse_args()
     require_data()
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", stream=sys.stderr)
-    suffix = "" if args.budget == 6000 else f"-{args.budget}"
     work = workdir(args.budget, args.quick)
     tok = work / "Unigram_L-8k"
-    run_published_ablation(recipe(tok, args.quick, args.budget), work, tok, f"ablation-cpu{suffix}",
+    more = suffix(args.budget)
+    run_published_ablation(recipe(tok, args.quick, args.budget), work, tok, f"ablation-cpu{more}",
                            "CPU ablation: a biotok Unigram_L vocabulary vs CamemBERTa",
-                           __doc__, args.quick, script=f"ablation_cpu.py{' --budget ' + str(args.budget) if suffix else ''}")
+                           __doc__, args.quick, script=f"ablation_cpu.py{' --budget ' + str(args.budget) if more else ''}")
 
 
 if __name__ == "__main__":

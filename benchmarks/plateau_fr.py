@@ -28,7 +28,7 @@ from pathlib import Path
 
 if __name__ == "__main__" and not __package__:  # run as a file: the checkout first, as with -m
     sys.path[0] = str(Path(__file__).resolve().parents[1])
-from benchmarks._common import REPO, require_data  # noqa: E402
+from benchmarks._common import REPO, ablation_unigram_l, require_data  # noqa: E402
 from biotok_train.evaluate.heldout import PLATEAU_MARGIN  # noqa: E402
 
 PUBLISHED = REPO / "docs" / "results" / "plateau-fr"
@@ -36,42 +36,31 @@ log = logging.getLogger("plateau_fr")
 
 
 def vocabularies(max_steps: int, quick: bool):
-    """The ablation's recipe at a budget of ``max_steps``, its work folder, its split and the two
-    vocabularies (CamemBERTa's and the biotok Unigram_L trained on the pretraining part)."""
-    from benchmarks.ablation_cpu import CAMEMBERTA, recipe, workdir
-    from biotok import TrainConfig, train_tokenizer
-    from biotok.config import NormalizeConfig
-    from biotok_train.ablate import split_corpus
+    """The ablation's recipe at a budget of ``max_steps``, its run folder, its split and its two
+    vocabularies by the ablation's names (CamemBERTa's and the biotok Unigram_L trained on the
+    pretraining part)."""
+    from benchmarks.ablation_cpu import recipe, workdir
+    from biotok_train.ablate import leg_names
 
     work = workdir(max_steps, quick)
     tok = work / "Unigram_L-8k"
     cfg = recipe(tok, quick, max_steps)
-    train, held, _ = split_corpus(cfg, work / "run")
-    if not (tok / "tokenizer.json").is_file():
-        tcfg = TrainConfig(algo="unigram", vocab_size=8000, normalize=NormalizeConfig(lowercase=True))
-        train_tokenizer([train], tcfg, tok, force=True)
-    return cfg, work, train, held, {"camemberta-base": CAMEMBERTA, "Unigram_L-8k": tok}
+    out = work / "run"
+    train, held = ablation_unigram_l(cfg, out, tok)
+    return cfg, out, train, held, dict(zip(leg_names(cfg.tokenizers), cfg.tokenizers))
 
 
-def prepared(out: Path, tokenizer: Path, text: Path) -> Path:
-    from biotok_train.config import PrepareConfig
-    from biotok_train.pretrain.prepare import prepare
-
-    if not (out / "meta.json").is_file():
-        prepare([str(text)], str(tokenizer), PrepareConfig(seq_len=128), out, force=True, progress=False)
-    return out
-
-
-def search(cfg, work: Path, name: str, data: Path, held: Path, every: int) -> list[dict]:
+def search(cfg, out: Path, name: str, data: Path, held: Path, every: int) -> list[dict]:
     """Train the ablation's seed-0 model of ``name`` in chunks of ``every`` steps (one schedule
     over the budget); the held-out gap after each chunk, each point saved as soon as it is
     measured (resumable). The model is the one ``ablation_cpu.py --budget`` then reuses."""
+    from biotok_train.ablate.plan import arm_model_dir
     from biotok_train.evaluate.heldout import evaluate_saved
     from biotok_train.pretrain import checkpoint as ckpt
     from biotok_train.pretrain.loop import pretrain
 
-    run = work / "run" / "arms" / "tiny" / name / "p0" / "model"  # where the ablation's arm keeps it
-    points_file = work / "plateau" / f"{name}.points.json"
+    run = arm_model_dir(out, "tiny", name, 0)  # where the ablation's arm keeps it
+    points_file = out.parent / "plateau" / f"{name}.points.json"
     points = json.loads(points_file.read_text(encoding="utf-8")) if points_file.is_file() else []
     pcfg = cfg.pretrain_config("tiny", 0)
     for stop in range(every, pcfg.steps + 1, every):
@@ -128,10 +117,9 @@ def readme(result: dict, command: str) -> str:
             lines.append(f"- {name} leaves the plateau by step {first['step']:,} ({first['positions']:,} token positions, "
                          f"{cpu:.0f} CPU-minutes of training): gap {first['gap']:+.3f} [{first['gap_low']:+.3f}, "
                          f"{first['gap_high']:+.3f}] nats.")
-        best = max(pts, key=lambda p: p["top1"] - p["floor_top1"]) if pts else None
-        if best is not None and best["top1"] <= best["floor_top1"]:
+        if pts and all(p["top1"] <= p["floor_top1"] for p in pts):  # the same held-out positions at every point
             lines.append(f"- {name}'s top-1 on [MASK] positions never beats always answering the most frequent piece "
-                         f"({best['floor_top1']:.3f}): what it learned shows in the loss only.")
+                         f"({pts[-1]['floor_top1']:.3f}): what it learned shows in the loss only.")
     found = [first_left(p) for p in result["vocabularies"].values()]
     if found and all(found):
         budget = max(f["step"] for f in found)
@@ -167,8 +155,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--max-steps", type=int, default=16000,
                     help="the schedule's length and the most steps trained: the budget of the ablation that reuses "
                          "these seed-0 models (python benchmarks/ablation_cpu.py --budget MAX_STEPS)")
-    ap.add_argument("--vocab", choices=("camemberta-base", "Unigram_L-8k"), default=None,
-                    help="train only this vocabulary's model and write nothing else (two processes, one each, "
+    ap.add_argument("--vocab", default=None, metavar="NAME",
+                    help="camemberta-base or Unigram_L-8k: train only this vocabulary's model and write nothing "
+                         "else (two processes, one each, "
                          "share two cores; a run without --vocab then publishes both from their saved points)")
     ap.add_argument("--every", type=int, default=2000, help="steps between two held-out evaluations")
     args = ap.parse_args(argv)
@@ -176,17 +165,22 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", stream=sys.stderr)
     if args.quick:
         args.max_steps, args.every = 20, 10
-    cfg, work, train, held, vocabs = vocabularies(args.max_steps, args.quick)
+    from biotok_train.ablate.plan import data_dir, prepared
+
+    cfg, run, train, held, vocabs = vocabularies(args.max_steps, args.quick)
+    if args.vocab is not None and args.vocab not in vocabs:
+        ap.error(f"--vocab {args.vocab}: one of {', '.join(vocabs)}")
     result = {"max_steps": args.max_steps, "every": args.every, "vocabularies": {}}
     for name, tok in vocabs.items():
         if args.vocab not in (None, name):
             continue
-        data = prepared(work / "run" / "data" / name, tok, train)  # the ablation's own prepared text
-        hdata = prepared(work / "plateau" / "data" / f"{name}.heldout", tok, held)
-        result["vocabularies"][name] = search(cfg, work, name, data, hdata, args.every)
+        # the ablation's own prepared text and held-out lines, which it then reuses
+        data = prepared(data_dir(run, name), train, tok, cfg.seq_len).path
+        hdata = prepared(data_dir(run, name, heldout=True), held, tok, cfg.seq_len).path
+        result["vocabularies"][name] = search(cfg, run, name, data, hdata, args.every)
     if args.vocab is not None:
         return 0
-    out = work / "plateau" / "published" if args.quick else PUBLISHED
+    out = run.parent / "plateau" / "published" if args.quick else PUBLISHED
     out.mkdir(parents=True, exist_ok=True)
     (out / "plateau.json").write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
     plot(result, out / "plateau.png")

@@ -87,6 +87,26 @@ def plan_legs(cfg: AblationConfig, names: dict[str, str]) -> list[Leg]:
     return legs
 
 
+def data_dir(out: Path, vocab: str, heldout: bool = False) -> Path:
+    """OUT/data/VOCAB: the pretraining text prepared with VOCAB (OUT/data/VOCAB.heldout: the held-out lines)."""
+    return out / "data" / (f"{vocab}.heldout" if heldout else vocab)
+
+
+def arm_model_dir(out: Path, size: str, name: str, seed: int) -> Path:
+    """OUT/arms/SIZE/NAME/pSEED/model: an arm's pretrained model for one pretraining seed."""
+    return out / "arms" / size / name / f"p{seed}" / "model"
+
+
+def prepared(d: Path, text: Path, tokenizer: str, seq_len: int, progress: bool = False):
+    """``text`` prepared with ``tokenizer`` into ``d``, or the preparation already there."""
+    from biotok_train.config import PrepareConfig
+    from biotok_train.pretrain.prepare import open_prepared, prepare
+
+    if (d / "meta.json").is_file():
+        return open_prepared(d)
+    return prepare([str(text)], str(tokenizer), PrepareConfig(seq_len=seq_len), d, force=True, progress=progress)
+
+
 def floor_dir(out: Path, size: str, leg: Leg, base: bool) -> Path:
     """Where an arm's floor runs live: its own folder, or with a base one per vocabulary (the
     transfer and scratch arms of a vocabulary share the same random-init model)."""

@@ -10,20 +10,14 @@ from pathlib import Path
 from typing import Sequence
 
 from biotok_train.ablate.analysis import metric_label
-from biotok_train.ablate.plan import ArmResult, Context, Leg
-from biotok_train.config import PrepareConfig
+from biotok_train.ablate.plan import ArmResult, Context, Leg, data_dir, prepared
 
 log = logging.getLogger(__name__)
 
 
 def prepare_heldout(ctx: Context, tokenizer: str, name: str):
     """The held-out lines prepared with ``name``'s tokenizer (for the held-out [MASK] numbers)."""
-    from biotok_train.pretrain.prepare import open_prepared, prepare
-
-    d = ctx.out / "data" / f"{name}.heldout"
-    if (d / "meta.json").is_file():
-        return open_prepared(d)
-    return prepare([str(ctx.held)], tokenizer, PrepareConfig(seq_len=ctx.cfg.seq_len), d, force=True, progress=False)
+    return prepared(data_dir(ctx.out, name, heldout=True), ctx.held, tokenizer, ctx.cfg.seq_len)
 
 
 def heldout_numbers(ctx: Context, size: str, name: str, data: Path, held: Path, model_dir: Path) -> dict:

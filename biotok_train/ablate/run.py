@@ -20,10 +20,11 @@ from biotok_train.ablate.analysis import compute_statistics, verdict_sentences
 from biotok_train.ablate.command import command_line
 from biotok_train.ablate.plateau import heldout_numbers, plateau_sentences, prepare_heldout, probe_arms
 from biotok_train.ablate.plan import (
-    Context, Leg, ArmResult, cached, encode, floor_dir, leg_names, plan_legs, read_json, task_dir, write_json,
+    ArmResult, Context, Leg, arm_model_dir, cached, data_dir, encode, floor_dir, leg_names, plan_legs, prepared, read_json,
+    task_dir, write_json,
 )
 from biotok_train.ablate.report import AblationReport, write_report
-from biotok_train.config import MAX_SEQ_LEN, AblationConfig, PrepareConfig
+from biotok_train.config import MAX_SEQ_LEN, AblationConfig
 
 log = logging.getLogger(__name__)
 
@@ -146,14 +147,10 @@ def _init_from(ctx: Context, leg: Leg, seed: int) -> Path | None:
 
 
 def _prepare_data(ctx: Context, tokenizer: str, name: str):
-    from biotok_train.pretrain.prepare import open_prepared, prepare
-
-    d = ctx.out / "data" / name
-    if (d / "meta.json").is_file():
-        return open_prepared(d)
-    log.info("[%s] prepare", name)
-    return prepare([str(ctx.train)], tokenizer, PrepareConfig(seq_len=ctx.cfg.seq_len), d, force=True,
-                   progress=ctx.progress)
+    d = data_dir(ctx.out, name)
+    if not (d / "meta.json").is_file():
+        log.info("[%s] prepare", name)
+    return prepared(d, ctx.train, tokenizer, ctx.cfg.seq_len, ctx.progress)
 
 
 def _pretrain(ctx: Context, size: str, name: str, data: Path, seed: int, run_dir: Path,
@@ -161,13 +158,13 @@ def _pretrain(ctx: Context, size: str, name: str, data: Path, seed: int, run_dir
     from biotok_train.pretrain import checkpoint as ckpt
     from biotok_train.pretrain.loop import pretrain
 
-    model_dir = run_dir / "model"
+    model = run_dir / "model"
     log.info("[%s/%s] pretrain seed %d, %d steps", size, name, seed, ctx.cfg.budget)
     t0 = time.perf_counter()
-    res = pretrain(data, ctx.cfg.pretrain_config(size, seed, init_from), model_dir,
-                   resume=(model_dir / ckpt.STATE).exists(), progress=ctx.progress)
+    res = pretrain(data, ctx.cfg.pretrain_config(size, seed, init_from), model,
+                   resume=(model / ckpt.STATE).exists(), progress=ctx.progress)
     ctx.timings[f"{size}/{name}/p{seed}/pretrain"] = round(time.perf_counter() - t0, 1)
-    rows = [json.loads(l) for l in (model_dir / "metrics.jsonl").read_text(encoding="utf-8").splitlines() if l.strip()]
+    rows = [json.loads(l) for l in (model / "metrics.jsonl").read_text(encoding="utf-8").splitlines() if l.strip()]
     tokens = int(rows[-1]["tokens"]) if rows else 0
     return {"steps": res.steps, "final_loss": res.final_loss, "tokens_seen": tokens}
 
@@ -253,10 +250,10 @@ def run_arm(ctx: Context, size: str, leg: Leg) -> ArmResult:
     held = prepare_heldout(ctx, tokenizer, leg.vocab)
     pre, mlm, models, floors, heldout = {}, {}, {}, {}, {}
     for p in cfg.pretrain_seeds:
-        run_dir = arm_dir / f"p{p}"
+        models[p] = arm_model_dir(ctx.out, size, name, p)
+        run_dir = models[p].parent
         pre[p] = cached(run_dir / "pretrain.json",
                          lambda: _pretrain(ctx, size, name, data.path, p, run_dir, _init_from(ctx, leg, p)))
-        models[p] = run_dir / "model"
         mlm[p] = cached(run_dir / "mlm.json", lambda: _mlm(ctx, size, name, models[p]))
         heldout[p] = cached(run_dir / "heldout_mlm.json",
                             lambda: heldout_numbers(ctx, size, name, data.path, held.path, models[p]))
