@@ -419,7 +419,38 @@ def _link_noreplace(tmp: Path, dest: Path) -> None:
     tmp.unlink()
 
 
+# --- one run at a time in a resumable folder -------------------------------------------------------
+LOCK_NAME = ".biotok.lock"
+
+
+@contextmanager
+def run_lock(directory: PathLike, command: str = "biotok") -> Iterator[Path]:
+    """Hold ``DIRECTORY/.biotok.lock`` for the life of a run that writes into a resumable folder
+    (probe, ablate): a second run into the same folder is refused at once with one line
+    (:class:`OutputExistsError`, exit 2). An advisory ``flock``: the kernel releases it when the
+    holder dies, so a killed run never leaves a stale lock behind."""
+    import fcntl  # lazy: POSIX only, and only the resumable commands take the lock
+
+    d = Path(directory)
+    d.mkdir(parents=True, exist_ok=True)
+    path = d / LOCK_NAME
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 200, 0).decode("utf-8", "replace").strip() or "another process"
+            raise OutputExistsError(f"{d} is in use by another {command} run ({holder}); wait for it to finish "
+                                    "or choose another --out") from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"pid {os.getpid()} on {_HOST}\n".encode(), 0)
+        yield path
+    finally:
+        os.close(fd)  # closing the descriptor releases the lock
+
+
 __all__ = [
+    "LOCK_NAME",
     "apply_umask",
     "as_os_error",
     "atomic_directory",
@@ -431,5 +462,6 @@ __all__ = [
     "is_biotok_output",
     "os_error_message",
     "pid_alive",
+    "run_lock",
     "sweep_stale",
 ]

@@ -102,3 +102,29 @@ def test_directory_gets_umask_permissions(tmp_path):
     mask = os.umask(0)
     os.umask(mask)
     assert stat.S_IMODE((tmp_path / "d").stat().st_mode) == 0o777 & ~mask
+
+
+def test_run_lock_refuses_a_second_run_and_frees_on_exit(tmp_path):
+    import subprocess
+    import sys
+
+    from biotok.output import run_lock
+
+    out = tmp_path / "run"
+    # another process holds the lock: this one is refused with one line naming the holder
+    holder = subprocess.Popen([sys.executable, "-c", (
+        "import sys, time; from biotok.output import run_lock\n"
+        f"with run_lock({str(out)!r}):\n    print('held', flush=True); time.sleep(60)")],
+        stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        with pytest.raises(OutputExistsError, match=f"in use by another probe run \\(pid {holder.pid} "):
+            with run_lock(out, "probe"):
+                pass
+    finally:
+        holder.kill()
+        holder.wait()
+    with run_lock(out, "probe") as lock:  # a killed holder leaves no stale lock
+        assert lock.read_text().startswith(f"pid {os.getpid()} ")
+    with run_lock(out):  # released on exit, so a rerun takes it again
+        pass
