@@ -10,7 +10,7 @@ CamemBERTa's vocabulary and that Unigram_L, one BERT-tiny MLM (the ablation's re
 128, lr 2e-3, a linear schedule over --max-steps), the ablation's own seed-0 model at a budget of
 --max-steps, in its own work folder, trained in chunks of --every steps; after each
 chunk the held-out [MASK] loss minus the unigram floor of the same positions, with its paired
-bootstrap interval over held-out sequences (biotok_train.evaluate.heldout); a vocabulary has
+bootstrap interval over held-out sequences (biotok_train.pretrain.heldout); a vocabulary has
 left the plateau at the first chunk whose interval lies below zero; (3) plateau.json,
 plateau.png (the gap against token positions, one line per vocabulary, its interval shaded)
 and a README written from the numbers. ``benchmarks/ablation_cpu.py --budget MAX_STEPS`` then
@@ -29,7 +29,7 @@ from pathlib import Path
 if __name__ == "__main__" and not __package__:  # run as a file: the checkout first, as with -m
     sys.path[0] = str(Path(__file__).resolve().parents[1])
 from benchmarks._common import REPO, ablation_unigram_l, require_data  # noqa: E402
-from biotok_train.evaluate.heldout import PLATEAU_MARGIN  # noqa: E402
+from biotok_train.pretrain.heldout import PLATEAU_MARGIN  # noqa: E402
 
 PUBLISHED = REPO / "docs" / "results" / "plateau-fr"
 log = logging.getLogger("plateau_fr")
@@ -55,7 +55,7 @@ def search(cfg, out: Path, name: str, data: Path, held: Path, every: int) -> lis
     over the budget); the held-out gap after each chunk, each point saved as soon as it is
     measured (resumable). The model is the one ``ablation_cpu.py --budget`` then reuses."""
     from biotok_train.ablate.plan import arm_model_dir
-    from biotok_train.evaluate.heldout import evaluate_saved
+    from biotok_train.pretrain.heldout import evaluate_saved
     from biotok_train.pretrain import checkpoint as ckpt
     from biotok_train.pretrain.loop import pretrain
 

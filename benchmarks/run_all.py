@@ -25,7 +25,7 @@ FULL = [
     ["compare_speed.py", "--runs", "3"],
     ["train_speed.py", "--sizes", "100,1000", "--runs", "3"],
     ["train_scale.py"],
-    ["pretrain_throughput.py", "--json", str(RESULTS / "pretrain_throughput.json")],
+    ["pretrain_throughput.py", "--json", str(HERE.parent / "biotok" / "data" / "pretrain_throughput.json")],  # ships: biotok cost reads it
     ["finetune_speed.py"],
 ]
 QUICK = [

@@ -312,7 +312,7 @@ def pretrain_arm(models: Models, arm: str) -> dict:
 def heldout_mlm(models: Models, arm: str) -> dict:
     """Held-out [MASK] loss and top-1 of an arm after its N steps, beside the unigram floor of its
     vocabulary and the most-frequent-piece top-1 (did the MLM use context, or sit on the plateau?)."""
-    from biotok_train.evaluate.heldout import evaluate_saved
+    from biotok_train.pretrain.heldout import evaluate_saved
 
     with Timer() as t:
         h = evaluate_saved(models.checkpoint(arm, models.recipe.steps), models.data(arm), models.heldout(arm))
@@ -701,7 +701,7 @@ def _md_results(a: dict) -> list[str]:
 
 def plateau_sentence(h: dict) -> str:
     """Whether an arm's MLM uses context: its held-out [MASK] loss against the unigram floor."""
-    from biotok_train.evaluate.heldout import describe
+    from biotok_train.pretrain.heldout import describe
 
     verdict = ("it uses context (interval below 0)" if h["left_plateau"] else
                "it does not beat a model that ignores context (interval not below 0)")

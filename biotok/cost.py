@@ -7,9 +7,9 @@ optimizer steps and the GPU-hours. The parameters a vocabulary adds are its inpu
 (V x H) and the MLM output layer (V x H more when untied, V biases either way). Formulas are
 in docs/compare.md ("Pretraining cost").
 
-The throughput default comes from biotok's own measured table
-(``benchmarks/results/pretrain_throughput.json``, written by ``benchmarks/pretrain_throughput.py``)
-when it is there; otherwise it must be given.
+The throughput default comes from biotok's own measured table, shipped as package data
+(``biotok/data/pretrain_throughput.json``, written by ``python -m benchmarks.run_all``'s
+``pretrain_throughput`` step) so an installed wheel has it too; otherwise it must be given.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from biotok.config import INT64_MAX, CostConfig
 from biotok.errors import ConfigError, CorpusError
 from biotok.tokenizer import BiotokTokenizer
 
-THROUGHPUT_TABLE = Path(__file__).resolve().parent.parent / "benchmarks" / "results" / "pretrain_throughput.json"
+THROUGHPUT_TABLE = Path(__file__).resolve().parent / "data" / "pretrain_throughput.json"
 _SIZE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*([kKmMgGtT]?)(i?)[bB]?\s*$")
 
 
@@ -167,7 +167,7 @@ def estimate_cost(
             throughput = default_throughput()
             if throughput is None:
                 raise ConfigError(
-                    "no measured throughput table (benchmarks/results/pretrain_throughput.json): "
+                    "no measured throughput table (biotok/data/pretrain_throughput.json): "
                     "give --tokens-per-second (per GPU)"
                 )
     size = corpus_bytes if corpus_bytes is not None else sample.corpus_bytes

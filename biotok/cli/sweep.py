@@ -88,7 +88,7 @@ def sweep(corpus, sizes, algo, lower, normalize, unicode, strip_accents, seed, h
               help="Size of the full corpus in bytes of text (7GB, 453.7MB, 2GiB) [default: the size of --corpus].")
 @click.option("--tokens-per-second", type=float, default=_C.tokens_per_second,
               help="Training throughput per GPU [default: biotok's measured table, "
-                   "benchmarks/results/pretrain_throughput.json, when present].")
+                   "biotok/data/pretrain_throughput.json, shipped with biotok].")
 @click.option("--gpus", type=click.IntRange(min=1), default=_C.gpus, show_default=True, help="GPUs training together.")
 @click.option("--epochs", type=float, default=_C.epochs, show_default=True, help="Passes over the corpus.")
 @click.option("--batch-size", type=click.IntRange(min=1), default=_C.batch_size, show_default=True,

@@ -39,7 +39,7 @@ class ArmResult:
     init: str = "scratch"  # scratch | continual | transfer (see AblationConfig.arms)
     vocabulary: str = ""  # the name of its vocabulary (the tokenizer's leg name)
     # held-out [MASK] loss and top-1 beside the unigram floor and the most-frequent-piece top-1, pooled over
-    # pretraining seeds, with the gap's interval (biotok_train.evaluate.heldout.pooled_summary)
+    # pretraining seeds, with the gap's interval (biotok_train.pretrain.heldout.pooled_summary)
     heldout_mlm: dict = field(default_factory=dict)
     probe: dict = field(default_factory=dict)  # causal-LM probe of its vocabulary (with --probe)
     pretrain_loss: dict | None = None  # older runs only: a single step's training loss, no longer reported

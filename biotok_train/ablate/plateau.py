@@ -23,7 +23,7 @@ def prepare_heldout(ctx: Context, tokenizer: str, name: str):
 def heldout_numbers(ctx: Context, size: str, name: str, data: Path, held: Path, model_dir: Path) -> dict:
     """Held-out [MASK] loss and top-1 of one pretrained model, with the per-sequence rows the
     pooled interval needs."""
-    from biotok_train.evaluate.heldout import evaluate_saved
+    from biotok_train.pretrain.heldout import evaluate_saved
 
     log.info("[%s/%s] held-out [MASK] loss (%s)", size, name, model_dir.parent.name)
     t0 = time.perf_counter()

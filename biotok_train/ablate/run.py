@@ -230,7 +230,7 @@ def _runs(ctx: Context, task: str, base: Path, model_dirs: dict[int, Path], labe
 def run_arm(ctx: Context, size: str, leg: Leg) -> ArmResult:
     """One arm at one size, reusing every finished part under ``arms/SIZE/NAME``."""
     from biotok.formats import load
-    from biotok_train.evaluate.heldout import pooled_summary
+    from biotok_train.pretrain.heldout import pooled_summary
 
     cfg = ctx.cfg
     name, tokenizer = leg.name, leg.tokenizer

@@ -10,12 +10,12 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from biotok.tokenizer import BiotokTokenizer
-from biotok_train.evaluate.scores import Score, compute
+from biotok_train.scores import Score, compute
 from biotok_train.hf_models import frame_ids
 
 @dataclass(frozen=True)
 class Metric:
-    """A benchmark metric (a name of :data:`biotok_train.evaluate.scores.METRICS`) with its fixed
+    """A benchmark metric (a name of :data:`biotok_train.scores.METRICS`) with its fixed
     options (ChemProt's negative class, HoC's label list...): what a head reports as its headline
     number and what early stopping maximizes on dev."""
 

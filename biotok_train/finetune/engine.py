@@ -82,7 +82,7 @@ class Task(Protocol):
 
     def prediction_rows(self, examples: Sequence, predictions: list) -> list[dict]:
         """predictions.jsonl: one object per example with its ``id``, ``gold`` and ``pred`` (the
-        forms :mod:`biotok_train.evaluate.scores` takes), so every number can be recomputed."""
+        forms :mod:`biotok_train.scores` takes), so every number can be recomputed."""
         ...
 
     # optional: write_predictions(path, examples, predictions): test_predictions.tsv, one row per

@@ -21,7 +21,7 @@ from typing import Sequence
 
 from biotok.errors import ConfigError
 from biotok.tokenizer import BiotokTokenizer
-from biotok_train.evaluate.scores import hamming_score
+from biotok_train.scores import hamming_score
 from biotok_train.finetune.common import Metric, add_benchmark, encode_pairs, example_id, uses_token_types
 from biotok_train.finetune.engine import Scores
 from biotok_train.hf_models import frame_ids

@@ -14,7 +14,7 @@ from typing import Sequence
 
 from biotok.errors import ConfigError
 from biotok.tokenizer import BiotokTokenizer
-from biotok_train.evaluate.scores import weighted_f1_multilabel
+from biotok_train.scores import weighted_f1_multilabel
 from biotok_train.finetune.classify import encode_texts
 from biotok_train.finetune.common import Metric, add_benchmark, example_id
 from biotok_train.finetune.batches import pad_rows

@@ -24,7 +24,7 @@ from biotok.errors import ConfigError
 from biotok.tokenizer import BiotokTokenizer
 from biotok_train.config import FinetuneConfig
 from biotok.datasets.bio import Sentence
-from biotok_train.evaluate.scores import SCHEMES, entity_report, io_to_bio
+from biotok_train.scores import SCHEMES, entity_report, io_to_bio
 from biotok_train.finetune.common import Metric, add_benchmark, example_id
 from biotok_train.finetune.batches import pad_rows
 from biotok_train.finetune.engine import FinetuneResult, Scores, fit, label_kwargs
@@ -150,7 +150,7 @@ def _chunk_end(tags: Sequence[str], pieces: list[list[int]], w: int, budget: int
 
 def score(gold: list[list[str]], pred: list[list[str]]) -> dict:
     """seqeval entity-level report (strict IOB2) as plain floats and ints
-    (:func:`~biotok_train.evaluate.scores.entity_report`: seqeval's numbers, entities read in one pass)."""
+    (:func:`~biotok_train.scores.entity_report`: seqeval's numbers, entities read in one pass)."""
     return entity_report(gold, pred)
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from biotok.tokenizer import BiotokTokenizer
-from biotok_train.evaluate.scores import pearson
+from biotok_train.scores import pearson
 from biotok_train.finetune.common import Metric, add_benchmark, encode_pairs, example_id, uses_token_types
 from biotok_train.finetune.engine import Scores
 from biotok_train.finetune.yesno import collate_pairs

@@ -104,9 +104,9 @@ def pretrain(
 
 def _evaluate_heldout(run: "_Run", step: int) -> dict:
     """Held-out [MASK] loss and top-1 beside the unigram and most-frequent-piece floors
-    (:mod:`biotok_train.evaluate.heldout`); also written to ``heldout.json`` in the run folder."""
+    (:mod:`biotok_train.pretrain.heldout`); also written to ``heldout.json`` in the run folder."""
     from biotok.output import atomic_file
-    from biotok_train.evaluate.heldout import evaluate_heldout, unigram_counts
+    from biotok_train.pretrain.heldout import evaluate_heldout, unigram_counts
 
     cfg = run.config
     h = evaluate_heldout(run.module, PackedData(cfg.heldout), unigram_counts(run.packed), mask_prob=cfg.mask_prob,

@@ -16,7 +16,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 from biotok.errors import DataError
 from biotok_train.config import SUITES
-from biotok_train.evaluate.scores import METRICS, Score, compute
+from biotok_train.scores import METRICS, Score, compute
 
 TASK_TYPES = ("ner", "classify", "multilabel", "pair-regression", "relation", "yesno-qa", "mcq")
 """The task types a reader can produce (one example class each, see :data:`EXAMPLE_TYPES`)."""

@@ -2,7 +2,7 @@
 specialties. TSV with header ``identifier abstract specialities``; specialities ``|``-separated.
 
 The MORFITT paper scores it with the weighted-average F1 over the 12 specialties
-(:func:`biotok_train.evaluate.scores.weighted_f1_multilabel`). No torch, no transformers.
+(:func:`biotok_train.scores.weighted_f1_multilabel`). No torch, no transformers.
 """
 
 from __future__ import annotations

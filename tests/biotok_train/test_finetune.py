@@ -18,7 +18,7 @@ from biotok_train.tasks.examples import (
     ClassifyExample, MCQExample, MultiLabelExample, PairExample, RelationExample, TaskData, YesNoExample,
 )
 from biotok_train.tasks import TaskSpec, plain_spec
-from biotok_train.evaluate.scores import compute
+from biotok_train.scores import compute
 from biotok_train.finetune import HEADS, finetune, format_result, make_head
 from biotok_train.finetune.engine import train_subset
 from biotok_train.finetune.ner import from_scheme, to_scheme

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from biotok_train.cli import main
 from biotok_train.tasks import registry as tasks
 from biotok_train.tasks.examples import ClassifyExample, PairExample, TaskData
-from biotok_train.evaluate.scores import compute
+from biotok_train.scores import compute
 
 FAST = ["--epochs", "1", "--batch-size", "4", "--lr", "1e-3", "--max-length", "32", "-q"]
 

@@ -151,7 +151,7 @@ def test_entity_report_and_f1_are_seqevals_strict_numbers():
     from seqeval.metrics import classification_report, f1_score, precision_score, recall_score
     from seqeval.scheme import BILOU, IOB2
 
-    from biotok_train.evaluate.scores import entity_f1, entity_report
+    from biotok_train.scores import entity_f1, entity_report
 
     rng = random.Random(0)
     tags = ["O", "O", "O", "B-A", "I-A", "B-B", "I-B", "B-Long-Type", "I-Long-Type", "I-A", "B", "I"]

@@ -10,7 +10,7 @@ import pytest
 from biotok.errors import DataError
 from biotok_train.tasks import registry as tasks
 from biotok_train.tasks.examples import TASK_TYPES, MultiLabelExample, TaskData
-from biotok_train.evaluate.scores import METRICS
+from biotok_train.scores import METRICS
 
 
 def test_every_spec_is_consistent():

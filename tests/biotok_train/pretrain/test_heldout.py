@@ -17,7 +17,7 @@ from click.testing import CliRunner  # noqa: E402
 
 from biotok_train.config import PrepareConfig, PretrainConfig  # noqa: E402
 from biotok_train.errors import TokenizerMismatchError  # noqa: E402
-from biotok_train.evaluate.heldout import describe, evaluate_heldout, unigram_counts  # noqa: E402
+from biotok_train.pretrain.heldout import describe, evaluate_heldout, unigram_counts  # noqa: E402
 from biotok_train.pretrain.packed import PackedData  # noqa: E402
 from biotok_train.pretrain.prepare import prepare  # noqa: E402
 
@@ -78,7 +78,7 @@ def test_pretraining_reports_heldout_numbers(datasets, tmp_path, objective):
     assert saved["loss"] > saved["floor_loss"] and not saved["left_plateau"]
     assert saved["gap_low"] <= saved["gap"] <= saved["gap_high"] and 0 <= saved["top1"] <= 1
     if objective == "mlm":  # the saved model scores what the training module scored
-        from biotok_train.evaluate.heldout import evaluate_saved, pooled_summary
+        from biotok_train.pretrain.heldout import evaluate_saved, pooled_summary
 
         h = evaluate_saved(tmp_path / "run", train, held)
         assert h.loss == pytest.approx(saved["loss"], rel=1e-4) and h.floor_loss == pytest.approx(saved["floor_loss"])

@@ -23,7 +23,7 @@ from pathlib import Path
 from biotok.output import atomic_directory, check_writable
 from biotok_train.config import BenchConfig, FinetuneConfig
 from biotok_train.tasks import UNAVAILABLE, TaskSpec, get_task, load, suite_tasks
-from biotok_train.evaluate.scores import suite_score
+from biotok_train.scores import suite_score
 from biotok_train.stats import summarize_seeds
 
 log = logging.getLogger(__name__)
@@ -168,7 +168,7 @@ def format_bench(result: BenchResult) -> str:
         lines += ["", "Not run (not in the shared data): " + "; ".join(f"{k}: {v}" for k, v in result.not_run.items())
                   + "."]
     lines += ["", "Every number can be recomputed from `runs/TASK/seed-S/predictions.jsonl` (gold and predicted "
-              "per test example) with `biotok_train.evaluate.scores` (docs/evaluation.md)."]
+              "per test example) with `biotok_train.scores` (docs/evaluation.md)."]
     return "\n".join(lines)
 
 

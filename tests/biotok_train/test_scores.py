@@ -16,7 +16,7 @@ from sklearn.metrics import accuracy_score, f1_score, jaccard_score
 from sklearn.preprocessing import MultiLabelBinarizer
 
 from biotok.errors import BiotokError, DataError
-from biotok_train.evaluate import scores as S
+from biotok_train import scores as S
 
 
 # --- NER ---------------------------------------------------------------------------------
@@ -231,6 +231,6 @@ def test_scores_import_no_torch():
     import subprocess
     import sys
 
-    code = "import sys, biotok_train.evaluate.scores, biotok_train.tasks; print('torch' in sys.modules)"
+    code = "import sys, biotok_train.scores, biotok_train.tasks; print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
