@@ -146,7 +146,7 @@ class PretrainConfig:
     rtd_weight: float = 50.0
     generator_ratio: float = 1 / 3
     log_every: int = 10
-    save_every: int = 0  # 0: only at the end (and on SIGINT)
+    save_every: int = 0  # 0: only at the end (and on SIGINT or SIGTERM)
     peak_tflops: float | None = None
     device: str | None = None  # None: cuda when available, else cpu
     init_from: str | None = None  # a HF model directory to continue (its arch and size; see pretrain/init.py)

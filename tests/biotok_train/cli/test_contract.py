@@ -681,3 +681,212 @@ def test_ablate_never_writes_into_a_folder_that_is_not_its_own(tmp_path, tok, co
             "--ner-max-steps", 1, "--n-words", 5, "--out", out, "-q")
     assert_contract(r, PROG, out, named)
     assert tree_digest(watched) == before
+
+
+# --- issue 33: the newest commands under bad input and faults ------------------------------------------
+PROBE = ("--steps", 2, "--batch-size", 2, "--seq-len", 16, "--layers", 1, "--hidden", 16, "--heads", 1,
+         "--n-resamples", 20, "-q")
+
+
+@pytest.fixture(scope="module")
+def held(base, sample_lines):
+    p = base / "held.txt"
+    p.write_text("\n".join(sample_lines[-12:]) + "\n", encoding="utf-8")
+    return p
+
+
+@pytest.fixture(scope="module")
+def probe_done(base, tok, corpus, held):
+    out = base / "probe"
+    r = run("probe", tok, "--corpus", corpus, "--heldout", held, *PROBE, "--out", out)
+    assert r.exit_code == 0, r.output
+    return out
+
+
+def _report(probe: Path) -> dict:
+    """probe.json but its command line (which names the folder)."""
+    return {k: v for k, v in json.loads((probe / "probe.json").read_text()).items() if k != "command"}
+
+
+def _digest_without_lock(root: Path) -> dict:
+    return {k: v for k, v in tree_digest(root).items() if k != ".biotok.lock"}
+
+
+def test_probe_force_keeps_the_previous_probe_until_the_new_one_is_complete(tmp_path, probe_done, tok, corpus, held,
+                                                                            monkeypatch):
+    """``probe --force`` removed the previous probe first: SIGTERM while the new one trained left
+    only probe-config.json and timings.json."""
+    import signal
+
+    import biotok_train.probe.model as pm
+
+    p = _copy(probe_done, tmp_path / "p")
+    before = _digest_without_lock(p)
+    real = pm.train
+
+    def terminated(*a, **k):
+        os.kill(os.getpid(), signal.SIGTERM)
+        return real(*a, **k)
+
+    monkeypatch.setattr(pm, "train", terminated)
+    r = run("probe", tok, "--corpus", corpus, "--heldout", held, *PROBE, "--steps", 3, "--force", "--out", p)
+    assert r.exit_code == 143, r.output
+    assert _digest_without_lock(p) == before  # the previous probe, whole
+    monkeypatch.setattr(pm, "train", real)
+    r = run("probe", tok, "--corpus", corpus, "--heldout", held, *PROBE, "--steps", 3, "--force", "--out", p)
+    assert r.exit_code == 0, r.output
+    assert json.loads((p / "probe-config.json").read_text())["recipe"]["steps"] == 3
+    assert json.loads((p / "probe.json").read_text())["setup"]["steps"] == 3
+    assert not [q.name for q in tmp_path.iterdir() if q.name.startswith(".p.")]  # nothing left aside
+
+
+def test_two_probes_into_one_out(tmp_path, probe_done, tok, corpus, held):
+    """Both exited 0 and the folder mixed both recipes; now the second is refused at once."""
+    from biotok.output import run_lock
+
+    p = _copy(probe_done, tmp_path / "p")
+    with run_lock(p, "probe"):  # another probe holds the folder
+        before = _digest_without_lock(p)
+        r = run("probe", tok, "--corpus", corpus, "--heldout", held, *PROBE, "--steps", 3, "--force", "--out", p)
+        assert_contract(r, PROG, p, "in use by another probe run")
+        assert _digest_without_lock(p) == before
+
+
+@pytest.mark.parametrize("damage", ["run-truncated", "run-doc-bits", "timings-array"])
+def test_probe_recomputes_a_damaged_cache(tmp_path, probe_done, tok, corpus, held, damage):
+    """A truncated run JSON, one whose numbers do not fit the held-out text, or timings.json holding
+    ``[]``: a traceback on rerun; now recomputed, with the same report."""
+    p = _copy(probe_done, tmp_path / "p")
+    run_file = next((p / "runs").rglob("seed0.json"))
+    if damage == "run-truncated":
+        run_file.write_bytes(run_file.read_bytes()[:40])
+    elif damage == "run-doc-bits":
+        obj = json.loads(run_file.read_text())
+        run_file.write_text(json.dumps({**obj, "doc_bits": obj["doc_bits"][:2]}))
+    else:
+        (p / "timings.json").write_text("[]")
+    r = run("probe", tok, "--corpus", corpus, "--heldout", held, *PROBE, "--out", p)
+    assert r.exit_code == 0, r.output
+    assert _report(p) == _report(probe_done)
+    assert json.loads(run_file.read_text())["doc_bits"] == json.loads(
+        next((probe_done / "runs").rglob("seed0.json")).read_text())["doc_bits"]
+    assert isinstance(json.loads((p / "timings.json").read_text()), dict)
+
+
+def test_probe_refuses_a_damaged_probe_config_in_one_line(tmp_path, probe_done, tok, corpus, held):
+    p = _copy(probe_done, tmp_path / "p")
+    (p / "probe-config.json").write_text('{"recipe": {"steps": 2')
+    before = _digest_without_lock(p)
+    r = run("probe", tok, "--corpus", corpus, "--heldout", held, *PROBE, "--out", p)
+    assert_contract(r, PROG, p / "probe-config.json", "damaged", "--force")
+    assert _digest_without_lock(p) == before
+
+
+def test_probe_cache_is_keyed_by_the_text_the_arm_saw(tmp_path, tok, corpus, held):
+    """With --fair the text depends on every arm's normalization: adding a lowercasing arm changes
+    the first arm's text, and its cached run (keyed by tokenizer alone) was reused, stale."""
+    from biotok.cli import main as biotok_main
+
+    lower = tmp_path / "lower"
+    r = CliRunner().invoke(biotok_main, ["train", str(corpus), "--algo", "wordpiece", "--vocab-size", "400", "--lower",
+                                         "--out", str(lower), "-q"])
+    assert r.exit_code == 0, r.output
+    p, fresh = tmp_path / "p", tmp_path / "fresh"
+    assert run("probe", tok, "--corpus", corpus, "--heldout", held, *PROBE, "--fair", "--out", p).exit_code == 0
+    r = run("probe", tok, lower, "--corpus", corpus, "--heldout", held, *PROBE, "--fair", "--out", p)
+    assert r.exit_code == 0, r.output
+    r = run("probe", tok, lower, "--corpus", corpus, "--heldout", held, *PROBE, "--fair", "--out", fresh)
+    assert r.exit_code == 0, r.output
+    got, want = (json.loads((d / "probe.json").read_text())["arms"][0] for d in (p, fresh))
+    assert got["bits_per_char"] == want["bits_per_char"]
+
+
+def test_a_jsonl_record_is_one_document(tmp_path, tok, sample_lines):
+    """Each record's text was split at its newlines: 152 held-out cases became 308 documents."""
+    train, heldout = tmp_path / "train.jsonl", tmp_path / "held.jsonl"
+    train.write_text("".join(json.dumps({"text": "\n".join(sample_lines[i:i + 3])}) + "\n" for i in range(0, 60, 3)),
+                     encoding="utf-8")
+    heldout.write_text("".join(json.dumps({"text": f"{a}\n\n{b}"}) + "\n"
+                               for a, b in zip(sample_lines[-10::2], sample_lines[-9::2])), encoding="utf-8")
+    r = run("probe", tok, "--corpus", train, "--heldout", heldout, *PROBE, "--out", tmp_path / "p")
+    assert r.exit_code == 0, r.output
+    setup = json.loads((tmp_path / "p" / "probe.json").read_text())["setup"]
+    assert (setup["train_documents"], setup["heldout_documents"]) == (20, 5)
+
+
+# --- the pretraining checkpoint: tensors and plain data only; SIGTERM is Ctrl-C --------------------------
+class _Planted:
+    """An object whose unpickling makes a folder: what a crafted state.pt would run."""
+
+    def __init__(self, where: str) -> None:
+        self.where = where
+
+    def __reduce__(self):
+        return (os.mkdir, (self.where,))
+
+
+def test_mlm_resume_never_unpickles_code(tmp_path, model, data):
+    import torch
+
+    run_dir = _copy(model, tmp_path / "run")
+    planted = tmp_path / "planted"
+    torch.save({"module": {}, "planted": _Planted(str(planted))}, run_dir / "checkpoint" / "state.pt")
+    r = run("mlm", data, "--steps", 2, "--batch-size", 2, "--device", "cpu", "--resume", "--out", run_dir,
+            "--no-progress")
+    assert_contract(r, PROG, run_dir / "checkpoint" / "state.pt", "refused", "mkdir")
+    assert not planted.exists()
+
+
+@pytest.mark.parametrize("how", ["truncated", "not-a-state"])
+def test_mlm_resume_from_a_damaged_state(tmp_path, model, data, how):
+    import torch
+
+    run_dir = _copy(model, tmp_path / "run")
+    state = run_dir / "checkpoint" / "state.pt"
+    if how == "truncated":
+        state.write_bytes(state.read_bytes()[: state.stat().st_size // 2])
+    else:
+        torch.save([1, 2, 3], state)
+    before = tree_digest(run_dir)
+    r = run("mlm", data, "--steps", 2, "--batch-size", 2, "--device", "cpu", "--resume", "--out", run_dir,
+            "--no-progress")
+    assert_contract(r, PROG, state, "damaged")
+    assert tree_digest(run_dir) == before
+
+
+def test_mlm_resume_on_a_full_disk_names_the_run(mounts, model, data):
+    """A full disk while saving was a line naming no file ('cannot read or write a file')."""
+    full = mounts.full(populate=lambda m: shutil.copytree(model, m / "run"), size="16m")
+    r = run("mlm", data, "--steps", 2, "--batch-size", 2, "--device", "cpu", "--resume", "--out", full / "run",
+            "--no-progress", "--report-to", "none")
+    assert_contract(r, PROG, full / "run", "no space left")
+    assert not (full / "run" / "checkpoint" / "state.tmp").exists()
+
+
+def test_sigterm_saves_a_checkpoint_like_ctrl_c(tmp_path, data, monkeypatch):
+    """SIGTERM (what Ray and SLURM send) stopped mlm mid-step with no checkpoint; the folder then
+    could neither be resumed nor rerun. Now: a checkpoint, exit 143, and the resumed run ends
+    byte-identical to one never stopped."""
+    import signal
+
+    import biotok_train.pretrain.loop as loop
+
+    args = ("--steps", 4, "--batch-size", 2, "--device", "cpu", "--no-progress")
+    assert run("mlm", data, *args, "--out", tmp_path / "straight").exit_code == 0
+    real, calls = loop.mask_tokens, {"n": 0}
+
+    def terminating(*a, **k):
+        calls["n"] += 1
+        if calls["n"] == 2:  # during step 2
+            os.kill(os.getpid(), signal.SIGTERM)
+        return real(*a, **k)
+
+    monkeypatch.setattr(loop, "mask_tokens", terminating)
+    r = run("mlm", data, *args, "--out", tmp_path / "run")
+    assert r.exit_code == 143 and "terminated (SIGTERM)" in r.stderr, r.output
+    assert json.loads((tmp_path / "run" / "biotok_pretrain.json").read_text())["step"] == 2
+    monkeypatch.setattr(loop, "mask_tokens", real)
+    r = run("mlm", data, *args, "--resume", "--out", tmp_path / "run")
+    assert r.exit_code == 0, r.output
+    assert (tmp_path / "run" / "model.safetensors").read_bytes() == (
+        tmp_path / "straight" / "model.safetensors").read_bytes()
