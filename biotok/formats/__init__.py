@@ -19,7 +19,7 @@ from typing import Sequence
 from biotok.errors import TokenizerLoadError
 from biotok.formats import hub
 from biotok.formats.bpe import is_flat_vocab, load_bpe
-from biotok.formats.hf import load_hf
+from biotok.formats.hf import check_ids, load_hf
 from biotok.formats.sentencepiece import SPM_NAMES, load_spm
 from biotok.formats.wordpiece import load_wordpiece
 from biotok.tokenizer import BiotokTokenizer
@@ -83,6 +83,7 @@ def _load_path(
     p: Path, *, lowercase: bool | None, name: str | None, source: str | None = None
 ) -> BiotokTokenizer:
     tok = _load_dir(p, lowercase=lowercase, name=name) if p.is_dir() else _load_file(p, lowercase=lowercase, name=name)
+    check_ids(tok, p)
     if source:
         tok.source = source
     return tok

@@ -706,3 +706,23 @@ def test_sigterm_while_the_tokenizers_trainer_is_fed_stops_at_once(tmp_path):
     assert p.returncode == 143, "".join(err)
     assert "Traceback" not in "".join(err)
     assert not out.exists() and leftovers(out.parent, "tok") == [] and sorted(os.listdir(scratch)) == []
+
+
+# --- issue 33: a tokenizer's sizes checked at the door ----------------------------------------------------
+@pytest.mark.parametrize("damage", ["id-2e9", "nested-50000"])
+@pytest.mark.parametrize("cmd", ["compare", "report"])
+def test_tokenizer_sizes_are_checked_at_the_door(tmp_path, tok, corpus, cmd, damage):
+    """An id of 2,000,000,000: numpy's _ArrayMemoryError (14.9 GiB); 50,000 levels: RecursionError."""
+    bad = tmp_path / "bad"
+    _copy_tok(tok, bad)
+    if damage == "id-2e9":
+        d = json.loads((bad / "tokenizer.json").read_text(encoding="utf-8"))
+        d["model"]["vocab"][list(d["model"]["vocab"])[-1]] = 2_000_000_000
+        (bad / "tokenizer.json").write_text(json.dumps(d), encoding="utf-8")
+    else:
+        (bad / "tokenizer.json").write_text("[" * 50_000 + "]" * 50_000, encoding="utf-8")
+    out = tmp_path / "rep"
+    extra = ("--out", out, "--no-progress") if cmd == "report" else ()
+    line = assert_contract(run(cmd, bad, "--corpus", corpus, *extra), PROG, bad)
+    assert ("2,000,000,000" in line) if damage == "id-2e9" else ("nested too deeply" in line)
+    assert not out.exists()

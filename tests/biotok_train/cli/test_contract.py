@@ -890,3 +890,109 @@ def test_sigterm_saves_a_checkpoint_like_ctrl_c(tmp_path, data, monkeypatch):
     assert r.exit_code == 0, r.output
     assert (tmp_path / "run" / "model.safetensors").read_bytes() == (
         tmp_path / "straight" / "model.safetensors").read_bytes()
+
+
+# --- sizes bounded at the door: a tokenizer's ids and nesting, a probe's shape ---------------------------
+def _big_id_tokenizer(tok: Path, dest: Path) -> Path:
+    t = _copy(tok, dest)
+    d = json.loads((t / "tokenizer.json").read_text(encoding="utf-8"))
+    d["model"]["vocab"][list(d["model"]["vocab"])[-1]] = 2_000_000_000
+    (t / "tokenizer.json").write_text(json.dumps(d), encoding="utf-8")
+    return t
+
+
+def _deep_tokenizer(tok: Path, dest: Path) -> Path:
+    t = _copy(tok, dest)
+    (t / "tokenizer.json").write_text("[" * 50_000 + "]" * 50_000, encoding="utf-8")
+    return t
+
+
+@pytest.mark.parametrize("damage", ["id-2e9", "nested-50000"])
+@pytest.mark.parametrize("cmd", ["probe", "prepare", "transfer"])
+def test_tokenizer_sizes_are_checked_at_the_door(tmp_path, tok, corpus, held, model, cmd, damage):
+    """An id of 2,000,000,000: a 14.9 GiB numpy error (probe) or a Rust abort, exit 134 (prepare,
+    transfer); 50,000 levels of nesting: RecursionError."""
+    bad = (_big_id_tokenizer if damage == "id-2e9" else _deep_tokenizer)(tok, tmp_path / "bad")
+    out = tmp_path / "out"
+    if cmd == "probe":
+        r = run("probe", bad, "--corpus", corpus, "--heldout", held, *PROBE, "--out", out)
+    elif cmd == "prepare":
+        r = run("prepare", corpus, "-t", bad, "--seq-len", 32, "--out", out, "--no-progress")
+    else:
+        r = run("transfer", model, "-t", bad, "--out", out)
+    line = assert_contract(r, PROG, bad)
+    assert ("2,000,000,000" in line) if damage == "id-2e9" else ("nested too deeply" in line)
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("option", [("--hidden", 1048576), ("--layers", 1000000)])
+def test_probe_model_sizes_have_a_range(tmp_path, tok, corpus, held, option):
+    """They asked the allocator for 13 TB."""
+    r = run("probe", tok, "--corpus", corpus, "--heldout", held, *PROBE, *option, "--out", tmp_path / "p")
+    assert_contract(r, PROG, option[0], "out of range")
+    assert not (tmp_path / "p").exists()
+
+
+# --- one model check for every command that loads a model ----------------------------------------------
+@pytest.fixture(scope="module")
+def ner_model(base, model, bio):
+    """A model fine-tuned for NER: no masked-LM head."""
+    r = run("ner", model, "--data", bio, "--epochs", 1, "--max-steps", 1, "--out", base / "ner", "-q")
+    assert r.exit_code == 0, r.output
+    return next(p.parent for p in (base / "ner").rglob("config.json"))
+
+
+@pytest.mark.parametrize("cmd", ["fill-mask", "eval-mlm"])
+def test_a_model_without_masked_lm_head_is_refused(ner_model, corpus, cmd):
+    """A fine-tuned NER model got a random head: exit 0, other answers each run."""
+    args = ("fill-mask", ner_model, "Le patient présente une [MASK] .") if cmd == "fill-mask" else (
+        "eval-mlm", ner_model, "--corpus", corpus, "--n-words", 5)
+    r = run(*args)
+    assert_contract(r, PROG, ner_model, "no masked-LM head")
+
+
+def _bigger_tokenizer(tmp_path: Path, model: Path) -> Path:
+    """The model with a tokenizer of more ids than its embedding has rows."""
+    m = _copy(model, tmp_path / "m")
+    d = json.loads((m / "tokenizer.json").read_text(encoding="utf-8"))
+    top = max(d["model"]["vocab"].values())
+    d["model"]["vocab"].update({f"extra{i}": top + 1 + i for i in range(600)})
+    (m / "tokenizer.json").write_text(json.dumps(d), encoding="utf-8")
+    return m
+
+
+@pytest.mark.parametrize("cmd", ["fill-mask", "eval-mlm", "finetune"])
+def test_a_tokenizer_larger_than_the_embedding_is_refused(tmp_path, model, corpus, bio, cmd):
+    """IndexError mid-run."""
+    m = _bigger_tokenizer(tmp_path, model)
+    if cmd == "fill-mask":
+        r = run("fill-mask", m, "extra5 [MASK] extra599")
+    elif cmd == "eval-mlm":
+        r = run("eval-mlm", m, "--corpus", corpus, "--n-words", 5)
+    else:
+        r = run("ner", m, "--data", bio, "--epochs", 1, "--max-steps", 1, "--out", tmp_path / "res", "-q")
+    assert_contract(r, PROG, m, "embedding")
+
+
+@pytest.mark.parametrize("damage", ["truncated", "vocab-size-negative", "architectures-int"])
+@pytest.mark.parametrize("cmd", ["fill-mask", "eval-mlm", "transfer", "finetune"])
+def test_a_damaged_config_json_is_one_line(tmp_path, model, tok, corpus, bio, cmd, damage):
+    m = _copy(model, tmp_path / "m")
+    cfg = m / "config.json"
+    if damage == "truncated":
+        cfg.write_text(cfg.read_text()[:50])
+    else:
+        d = json.loads(cfg.read_text())
+        d.update({"vocab_size": -5} if damage == "vocab-size-negative" else {"architectures": [7]})
+        cfg.write_text(json.dumps(d))
+    before = tree_digest(m)
+    if cmd == "fill-mask":
+        r = run("fill-mask", m, "Le patient présente une [MASK] .")
+    elif cmd == "eval-mlm":
+        r = run("eval-mlm", m, "--corpus", corpus, "--n-words", 5)
+    elif cmd == "transfer":
+        r = run("transfer", m, "-t", tok, "--out", tmp_path / "out")
+    else:
+        r = run("ner", m, "--data", bio, "--epochs", 1, "--max-steps", 1, "--out", tmp_path / "res", "-q")
+    assert_contract(r, PROG, cfg)
+    assert tree_digest(m) == before
