@@ -172,8 +172,20 @@ def read_json(path: PathLike, expect: type | tuple = dict, fields: dict[str, typ
 _MISSING = object()
 
 
+def finite_json(value: Any) -> Any:
+    """``value`` with every float that is not finite (NaN, inf) replaced by None: what JSON can
+    hold (Python's ``json`` writes a bare ``NaN`` that no other JSON reader accepts)."""
+    if isinstance(value, float):
+        return value if value == value and value not in (float("inf"), float("-inf")) else None
+    if isinstance(value, dict):
+        return {k: finite_json(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [finite_json(v) for v in value]
+    return value
+
+
 def _as_tuple(t: Any) -> tuple:
     return t if isinstance(t, tuple) else (t,)
 
 
-__all__ = ["open_compressed", "open_text", "read_json", "sha256_file", "sha256_files", "versions", "versions_sentence"]
+__all__ = ["finite_json", "open_compressed", "open_text", "read_json", "sha256_file", "sha256_files", "versions", "versions_sentence"]

@@ -258,6 +258,9 @@ def check_writable_file(
     """
     p = Path(out)
     if not parents and not _resolved(p).parent.is_dir():
+        parent = _resolved(p).parent
+        if parent.exists():
+            raise ConfigError(f"cannot write {p}: {p.parent} is a file, not a folder")
         raise ConfigError(f"cannot write {p}: folder {p.parent} does not exist")
     if p.is_dir():
         raise OutputExistsError(f"{p} is a directory; give a file name")

@@ -39,19 +39,17 @@ def encoder_dir(model: str | os.PathLike[str]) -> Path:
     itself, or, in the sentence-transformers layout (``modules.json``), the folder its
     ``Transformer`` module names (the root when the path is empty). Anything else is returned
     as given (a hub id, a missing path: the caller reports it)."""
+    from biotok.formats.hf import transformer_folder  # lazy: the one reader of modules.json
+
     d = Path(model)
-    modules = d / "modules.json"
-    if (d / "config.json").is_file() or not modules.is_file():
+    if (d / "config.json").is_file() or not (d / "modules.json").is_file():
         return d
     try:
-        entries = json.loads(modules.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise BiotokError(f"{modules} is not a readable sentence-transformers modules.json: {e}") from None
-    for entry in entries if isinstance(entries, list) else []:
-        if isinstance(entry, dict) and str(entry.get("type", "")).endswith("models.Transformer"):
-            sub = d / str(entry.get("path") or "")
-            if (sub / "config.json").is_file():
-                return sub
+        sub = transformer_folder(d)
+    except TokenizerLoadError as e:
+        raise BiotokError(str(e)) from None
+    if sub is not None and (sub / "config.json").is_file():
+        return sub
     raise BiotokError(f"{d}: modules.json names no Transformer module folder with a config.json")
 
 

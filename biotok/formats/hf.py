@@ -50,6 +50,26 @@ def check_ids(tok: BiotokTokenizer, source: object) -> BiotokTokenizer:
     return tok
 
 
+def transformer_folder(directory: PathLike) -> Path | None:
+    """In a sentence-transformers folder (``modules.json``), the folder of its ``Transformer``
+    module (``0_Transformer/`` in the older layout, the folder itself in the newer); None for any
+    other folder. The one reader of modules.json (tokenizers here, models in biotok_train)."""
+    d = Path(directory)
+    modules = d / "modules.json"
+    if not modules.is_file():
+        return None
+    try:
+        entries = parse_json(modules.read_text(encoding="utf-8"), modules, "sentence-transformers modules.json")
+    except (OSError, UnicodeDecodeError) as e:
+        raise TokenizerLoadError(f"{modules} is not a readable sentence-transformers modules.json: {e}") from None
+    for entry in entries if isinstance(entries, list) else []:
+        if isinstance(entry, dict) and str(entry.get("type", "")).endswith("models.Transformer"):
+            sub = d / str(entry.get("path") or "")
+            if sub.is_dir():
+                return sub
+    raise TokenizerLoadError(f"{d}: modules.json names no Transformer module folder")
+
+
 def read_tokenizer_json(path: PathLike) -> Tokenizer:
     """Parse a tokenizer.json (or .json.gz) with a clear error when it is not one."""
     p = str(path)

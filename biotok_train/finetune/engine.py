@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, Protocol, Sequence
 
 from biotok.errors import ConfigError
+from biotok.io import finite_json
 from biotok.output import atomic_directory, check_writable
 from biotok.tokenizer import BiotokTokenizer
 from biotok_train.config import FinetuneConfig
@@ -396,8 +397,8 @@ def write_results(result: FinetuneResult, task: Task, test: Sequence, prediction
     """results.json, predictions.jsonl (every test prediction with its example's id) and the task's
     test_predictions.tsv where it has one, written together into ``out`` (atomically)."""
     with atomic_directory(out, force, [result.model], marker=MARKER) as tmp:
-        (tmp / MARKER).write_text(json.dumps(result.to_dict(), indent=2, ensure_ascii=False) + "\n",
-                                          encoding="utf-8")
+        (tmp / MARKER).write_text(json.dumps(finite_json(result.to_dict()), indent=2, ensure_ascii=False,
+                                             allow_nan=False) + "\n", encoding="utf-8")
         with open(tmp / "predictions.jsonl", "w", encoding="utf-8", newline="\n") as f:
             for row in task.prediction_rows(test, predictions):
                 f.write(json.dumps(row, ensure_ascii=False) + "\n")

@@ -996,3 +996,94 @@ def test_a_damaged_config_json_is_one_line(tmp_path, model, tok, corpus, bio, cm
         r = run("ner", m, "--data", bio, "--epochs", 1, "--max-steps", 1, "--out", tmp_path / "res", "-q")
     assert_contract(r, PROG, cfg)
     assert tree_digest(m) == before
+
+
+# --- the smaller ones ------------------------------------------------------------------------------------
+def test_ner_without_any_entity_writes_json_and_no_warnings(tmp_path, model):
+    """NaN in results.json (not JSON) and numpy's 'Mean of empty slice' despite -q."""
+    d = tmp_path / "noent"
+    d.mkdir()
+    (d / "train.tsv").write_text("Le\tO\npatient\tB-X\n.\tO\n\n", encoding="utf-8")
+    for split in ("dev", "test"):
+        (d / f"{split}.tsv").write_text("Le\tO\npatient\tO\n.\tO\n\n", encoding="utf-8")
+    r = run("ner", model, "--data", d, "--epochs", 1, "--max-steps", 1, "--out", tmp_path / "res", "-q")
+    assert r.exit_code == 0, r.output
+    assert "Warning" not in r.stderr, r.stderr
+
+    def refuse(token):
+        raise AssertionError(f"{token} in results.json")
+
+    res = json.loads((tmp_path / "res" / "results.json").read_text(encoding="utf-8"), parse_constant=refuse)
+    assert res["macro_f1"] == 0.0
+
+
+def _bases(env: dict) -> "subprocess.CompletedProcess":
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "biotok_train.bases", "minilm"], capture_output=True, text=True,
+                          env={**os.environ, **env}, timeout=300)
+
+
+def test_bases_with_a_cache_that_is_a_file(tmp_path):
+    """NotADirectoryError traceback."""
+    from tests._contract import assert_proc_contract
+
+    f = tmp_path / "afile"
+    f.write_text("x")
+    p = _bases({"BIOTOK_CACHE": str(f)})
+    assert_proc_contract(p, "python -m biotok_train.bases", f"BIOTOK_CACHE={f}", "not a folder")
+
+
+def test_bases_without_network_names_the_program_and_leaves_nothing(tmp_path):
+    """'error: cannot download ...' without the program's name, and an empty wheels/ folder left."""
+    from tests._contract import assert_proc_contract
+
+    cache = tmp_path / "cache"
+    p = _bases({"BIOTOK_CACHE": str(cache), "PIP_INDEX_URL": "http://127.0.0.1:9/simple", "PIP_RETRIES": "0",
+                "PIP_TIMEOUT": "2", "PIP_FIND_LINKS": "", "PIP_NO_INDEX": ""})
+    assert_proc_contract(p, "python -m biotok_train.bases", "cannot download")
+    assert not cache.exists()
+
+
+def _st_folder(model: Path, dest: Path) -> Path:
+    """The older sentence-transformers layout: the transformer (and its tokenizer) in 0_Transformer/."""
+    shutil.copytree(model, dest / "0_Transformer")
+    (dest / "1_Pooling").mkdir()
+    (dest / "1_Pooling" / "config.json").write_text('{"word_embedding_dimension": 16}')
+    (dest / "modules.json").write_text(json.dumps([
+        {"idx": 0, "name": "0", "path": "0_Transformer", "type": "sentence_transformers.models.Transformer"},
+        {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"}]))
+    return dest
+
+
+def test_prepare_takes_a_sentence_transformers_folder(tmp_path, model, corpus):
+    """Documented for prepare -t, but refused ('holds no tokenizer')."""
+    st = _st_folder(model, tmp_path / "st")
+    r = run("prepare", corpus, "-t", st, "--seq-len", 32, "--out", tmp_path / "data", "--no-progress")
+    assert r.exit_code == 0, r.output
+    meta = json.loads((tmp_path / "data" / "meta.json").read_text())
+    assert meta["tokenizer"]["fingerprint"] == json.loads(
+        (model / "biotok_pretrain.json").read_text())["tokenizer_fingerprint"]
+
+
+def test_finetune_tsv_header_with_a_byte_order_mark(tmp_path, model, cls_tsv):
+    """'lacks column text ... got text': the BOM was part of the first column's name."""
+    bom = tmp_path / "bom.tsv"
+    bom.write_bytes("\ufeff".encode() + cls_tsv.read_bytes())
+    r = _ft(model, bom, cls_tsv, cls_tsv, tmp_path / "res")
+    assert r.exit_code == 0, r.output
+
+
+def test_an_out_name_with_a_newline_and_a_code_fence_keeps_the_card_whole(tmp_path, model, cls_tsv):
+    """The name closed the card's code block and put raw HTML outside any."""
+    from markdown_it import MarkdownIt
+
+    out = tmp_path / "res\n```\n<img src=x onerror=alert(1)>"
+    r = _ft(model, cls_tsv, cls_tsv, cls_tsv, out)
+    assert r.exit_code == 0, r.output
+    card = (out / "README.md").read_text(encoding="utf-8")
+    tokens = MarkdownIt("commonmark").parse(card.split("---\n", 2)[2])
+    assert not [t for t in tokens if t.type in ("html_block", "html_inline")]
+    assert [t.info for t in tokens if t.type == "fence"] == ["bash", "python"]  # the command and the usage, whole
+    assert "<img" not in MarkdownIt("commonmark").render(card.split("---\n", 2)[2])
