@@ -212,12 +212,16 @@ def _run_one(cfg: ProbeConfig, arm: Arm, seed: int, path: Path, progress: bool, 
 
 
 def _write_events(cfg: ProbeConfig, folder: Path, result: dict, chars: np.ndarray) -> None:
-    """A run's curves as TensorBoard events in ``folder/tensorboard`` (once; ``cfg.report_to``):
-    training loss per logged step, then held-out bits per character and training throughput."""
+    """A run's curves as TensorBoard events in ``folder/tensorboard`` (once per content key, kept in
+    ``folder/key``; ``cfg.report_to``): training loss per logged step, then held-out bits per
+    character and training throughput. Events of another key (a recomputed run) are replaced."""
     from biotok_train.tracking import EVENTS_DIR, Tracker
 
+    stamp = folder / "key"
     if (folder / EVENTS_DIR).exists():
-        return
+        if stamp.is_file() and stamp.read_text(encoding="utf-8").strip() == result["key"]:
+            return
+        shutil.rmtree(folder / EVENTS_DIR)
     per_step = cfg.batch_size * cfg.seq_len
     with Tracker(folder, cfg.report_to) as tracker:
         for tokens, loss in result["curve"]:
@@ -225,6 +229,9 @@ def _write_events(cfg: ProbeConfig, folder: Path, result: dict, chars: np.ndarra
         wall = result["time"]["train_wall_s"]
         tracker.scalars(cfg.steps, {"bits_per_char": float(np.sum(result["doc_bits"]) / max(1.0, chars.sum())),
                                     "tokens_per_s": result["tokens"] / wall if wall > 0 else 0.0}, "eval/")
+    if (folder / EVENTS_DIR).exists():
+        with atomic_file(stamp, force=True) as tmp:
+            tmp.write_text(result["key"] + "\n", encoding="utf-8")
 
 
 def _data_sha256(train: list[str], held: list[str]) -> str:

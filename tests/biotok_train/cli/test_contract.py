@@ -799,6 +799,11 @@ def test_probe_cache_is_keyed_by_the_text_the_arm_saw(tmp_path, tok, corpus, hel
     assert r.exit_code == 0, r.output
     got, want = (json.loads((d / "probe.json").read_text())["arms"][0] for d in (p, fresh))
     assert got["bits_per_char"] == want["bits_per_char"]
+    from biotok_train.tracking import resolve_report_to
+
+    if resolve_report_to("auto") == "tensorboard":  # its TensorBoard events were written again too
+        run0 = next((p / "runs").glob("tok-*/seed0.json"))
+        assert (run0.with_suffix("") / "key").read_text().strip() == json.loads(run0.read_text())["key"]
 
 
 def test_a_jsonl_record_is_one_document(tmp_path, tok, sample_lines):
