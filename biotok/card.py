@@ -9,6 +9,7 @@ bytes: nothing time- or machine-dependent goes in (training time stays in the JS
 from __future__ import annotations
 
 import json
+import re
 import os
 import shlex
 import sys
@@ -89,10 +90,47 @@ def parse_front_matter(text: str) -> dict:
         return yaml.safe_load(text.split("---\n")[1]) or {}
 
 
+# --- user text inside Markdown: a folder name may hold a newline, backticks or HTML ---------------------
+_CONTROL = re.compile(r"[\x00-\x1f\x7f\u2028\u2029]")
+_MD_PUNCT = re.compile(r"([\\`*_{}\[\]()#+\-.!|~>])")
+
+
+def _visible(text: str) -> str:
+    """``text`` on one line: control characters (a newline...) written as their escapes."""
+    return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), str(text))
+
+
+def md_text(text: Any) -> str:
+    """User text (a folder name, a path) as literal Markdown: one line, its Markdown punctuation
+    backslash-escaped and ``<``/``&`` as entities, so it can neither open a code block nor raw HTML."""
+    t = _MD_PUNCT.sub(r"\\\1", _visible(str(text)))
+    return t.replace("&", "&amp;").replace("<", "&lt;")
+
+
+def code_span(text: Any) -> str:
+    """User text as an inline code span: one line, fenced by more backticks than it holds in a row."""
+    t = _visible(str(text))
+    fence = "`" * (max((len(r) for r in re.findall(r"`+", t)), default=0) + 1)
+    pad = " " if t.startswith("`") or t.endswith("`") else ""
+    return f"{fence}{pad}{t}{pad}{fence}"
+
+
+def code_block(text: str, lang: str = "") -> str:
+    """A fenced code block whose fence is longer than any run of backticks in ``text`` (a name
+    holding a code fence stays inside the block)."""
+    fence = "`" * max(3, max((len(r) for r in re.findall(r"`+", text)), default=0) + 1)
+    return f"{fence}{lang}\n{text}\n{fence}"
+
+
+def py_str(text: Any) -> str:
+    """User text as a Python string literal for a usage snippet (a newline stays an escape)."""
+    return json.dumps(str(text), ensure_ascii=False)
+
+
 def command_section(command: str | None) -> str:
     """How the folder was made: the exact command, or a note that it came from the Python API."""
     if command:
-        return f"```bash\n{command}\n```"
+        return code_block(command, "bash")
     return "Made with the Python API (no command line recorded)."
 
 
@@ -102,7 +140,7 @@ def files_table(files: Sequence[Mapping[str, Any]]) -> str:
         return ""
     rows = ["| file | bytes | lines | sha256 |", "|---|---:|---:|---|"]
     for f in files:
-        rows.append(f"| `{Path(str(f.get('path') or '-')).name}` | {_count(f.get('bytes'))} | "
+        rows.append(f"| {code_span(Path(str(f.get('path') or '-')).name)} | {_count(f.get('bytes'))} | "
                     f"{_count(f.get('lines'))} | `{f.get('sha256') or '-'}` |")
     return "\n".join(rows)
 
@@ -129,11 +167,11 @@ def tokenizer_card(name: str, meta: Mapping[str, Any], command: str | None = Non
         f"{_count(corpus.get('characters'))} characters",
         f"- versions: {versions_line(meta.get('versions', {}))}",
     ])
-    usage = ("```python\nfrom transformers import AutoTokenizer\n"
-             f"tok = AutoTokenizer.from_pretrained(\"{name}\")\n"
-             "tok.tokenize(\"L’hôpital, 2,5 mg/kg d’acétyltransférase.\")\n```")
+    usage = code_block("from transformers import AutoTokenizer\n"
+                       f"tok = AutoTokenizer.from_pretrained({py_str(name)})\n"
+                       "tok.tokenize(\"L’hôpital, 2,5 mg/kg d’acétyltransférase.\")", "python")
     return ModelCard(
-        title=f"{name}: a biotok {algo} tokenizer",
+        title=f"{md_text(name)}: a biotok {algo} tokenizer",
         summary=("A biomedical vocabulary trained with biotok. "
                  "It loads without biotok: `transformers.AutoTokenizer.from_pretrained` on this folder "
                  "normalizes exactly as biotok does."),
@@ -143,5 +181,5 @@ def tokenizer_card(name: str, meta: Mapping[str, Any], command: str | None = Non
     )
 
 
-__all__ = ["CARD", "ModelCard", "command_section", "current_command", "files_table", "parse_front_matter",
-           "set_command", "tokenizer_card", "versions_line", "write_card"]
+__all__ = ["CARD", "ModelCard", "code_block", "code_span", "command_section", "current_command", "files_table",
+           "md_text", "parse_front_matter", "py_str", "set_command", "tokenizer_card", "versions_line", "write_card"]

@@ -232,13 +232,10 @@ def texts_of(raw: bytes, lineno: int, offset: int, jsonl: bool, field_name: str 
         if bad:  # '\\ud800' escapes a half of a UTF-16 pair: no character, no UTF-8 (like invalid UTF-8 in text)
             raise LineError(lineno, f"field {key!r} holds a lone surrogate \\u{ord(bad.group()):04x} at character "
                             f"{bad.start()}: not a Unicode character (a broken UTF-16 escape); fix the JSON")
-        texts: list[str] = []
-        cut = 0
-        for t in value.splitlines():
-            parts = _cut_text(t.strip())
-            cut += len(parts) > 1
-            texts.extend(p for p in parts if p)
-        return texts, cut
+        # a record is one document: its lines are joined by a space (readers that score or
+        # resample documents, such as the probe's bootstrap, must not split a case into paragraphs)
+        parts = _cut_text(" ".join(t.strip() for t in value.splitlines() if t.strip()))
+        return [p for p in parts if p], int(len(parts) > 1)
     text = line.strip()
     return ([text] if text else []), 0
 

@@ -475,13 +475,14 @@ def read_counts(path: str | os.PathLike[str], into: Counter[str] | None = None) 
     with f:
         try:
             for lineno, line in enumerate(f, 1):
-                word, tab, num = line.rstrip("\n").partition("\t")
+                # a Windows line ending (CRLF) is a line ending, not part of the count
+                word, tab, num = line.rstrip("\n").removesuffix("\r").partition("\t")
                 # ASCII digits only: str.isdigit() also takes '²' or '٣', which int() refuses or reads
                 if not tab or not word or not (num.isascii() and num.isdigit()) or int(num) < 1 \
                         or len(word.split()) != 1 or word.split()[0] != word:
                     raise CorpusError(
                         f"{name}:{lineno}: expected word<TAB>count (a word without spaces, a count "
-                        f">= 1 in ASCII digits), got {line.rstrip()[:60]!r}"
+                        f">= 1 in ASCII digits), got {line.rstrip(chr(10))[:60]!r}"
                     )
                 if len(num) > 10 or int(num) > MAX_COUNT:
                     raise CorpusError(

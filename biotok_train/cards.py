@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 from pathlib import Path
 from typing import Any, Mapping
 
-from biotok.card import ModelCard, command_section, current_command, files_table, versions_line, write_card
+from biotok.card import (ModelCard, code_block, code_span, command_section, current_command, files_table, md_text,
+                         py_str, versions_line, write_card)
 from biotok.output import atomic_file
 
 RUN_META = "biotok_pretrain.json"  # = biotok_train.pretrain.checkpoint.RUN_META (that module imports torch)
@@ -59,13 +61,13 @@ def vocabulary_section(meta: Mapping[str, Any] | None, name: str | None = None) 
     """The tokenizer's provenance (algorithm, backend, normalization, corpus files with sha256)
     from its biotok.json; a line saying it is unknown when the tokenizer was not made by biotok."""
     if not meta:
-        return (f"Tokenizer `{name}` (no biotok.json found with it: its corpus and recipe are not recorded)."
+        return (f"Tokenizer {code_span(name)} (no biotok.json found with it: its corpus and recipe are not recorded)."
                 if name else "")
     cfg = meta.get("config", {})
     corpus = meta.get("corpus", {})
     switches = ", ".join(f"{k}={v}" for k, v in cfg.get("normalize", {}).items()) or "none"
     lines = [
-        f"- tokenizer: `{name or meta.get('name', '?')}`, algorithm **{cfg.get('algo', '?')}** "
+        f"- tokenizer: {code_span(name or meta.get('name', '?'))}, algorithm **{cfg.get('algo', '?')}** "
         f"(trained with {cfg.get('backend', '?')}), {_g(meta.get('vocab_size', cfg.get('vocab_size')))} pieces, "
         f"seed {cfg.get('seed')}",
         f"- normalization: {switches}",
@@ -104,10 +106,10 @@ def pretrain_card(run_dir: str | os.PathLike[str], command: str | None = None) -
         f"mask probability {_g(cfg.get('mask_prob'))}",
     ]
     if init:
-        made.append(f"- continued from `{init}` (continual pretraining)")
+        made.append(f"- continued from {code_span(init)} (continual pretraining)")
     if data_meta:
         made.append(f"- data: {_g(data_meta.get('num_tokens'))} tokens in {_g(data_meta.get('num_sequences'))} "
-                    f"sequences from {', '.join(f'`{c}`' for c in data_meta.get('corpus', [])) or '?'}")
+                    f"sequences from {', '.join(code_span(c) for c in data_meta.get('corpus', [])) or '?'}")
     scores = ""
     if held is not None:
         scores = "\n".join([
@@ -119,14 +121,14 @@ def pretrain_card(run_dir: str | os.PathLike[str], command: str | None = None) -
             "", f"Gap to the floor {_g(held.get('gap'))} [{_g(held.get('gap_low'))}, {_g(held.get('gap_high'))}]: "
             f"{'left' if held.get('left_plateau') else 'still on'} the unigram plateau.",
         ])
-    usage = ("```python\nfrom transformers import pipeline\n"
-             f"fill = pipeline(\"fill-mask\", model=\"{run.name}{'/generator' if electra else ''}\")\n"
-             "fill(f\"le patient présente une {fill.tokenizer.mask_token} .\")\n```")
+    usage = code_block("from transformers import pipeline\n"
+                       f"fill = pipeline(\"fill-mask\", model={py_str(run.name + ('/generator' if electra else ''))})\n"
+                       "fill(f\"le patient présente une {fill.tokenizer.mask_token} .\")", "python")
     tags = ["biotok", "biomedical", objective, "electra" if electra else arch]
     if not electra:
         tags.insert(1, "fill-mask")
     return ModelCard(
-        title=f"{run.name}: a biotok {'ELECTRA' if electra else arch.upper()} pretraining run",
+        title=f"{md_text(run.name)}: a biotok {'ELECTRA' if electra else arch.upper()} pretraining run",
         summary=("A model pretrained with `biotok-train`. It loads without biotok "
                  f"(`AutoModelFor{'PreTraining' if electra else 'MaskedLM'}` and `AutoTokenizer` on this folder); "
                  "`checkpoint/` holds the training state that `--resume` continues."),
@@ -169,7 +171,7 @@ def finetune_card(result: Mapping[str, Any], *, has_model: bool, name: str,
     ])
     setup = [f"- task: **{result.get('dataset')}** ({task}"
              + (f", {info['description']}" if info.get("description") else "") + ")",
-             f"- fine-tuned from `{result.get('model')}`",
+             f"- fine-tuned from {code_span(result.get('model'))}",
              f"- recipe: {cfg.get('epochs')} epochs (patience {cfg.get('patience')}), batch {cfg.get('batch_size')}, "
              f"peak lr {_g(optim.get('lr'))}, warm-up {_g(optim.get('warmup'))}, weight decay "
              f"{_g(optim.get('weight_decay'))}, max length {cfg.get('max_length')}, seed {cfg.get('seed')}"]
@@ -181,19 +183,19 @@ def finetune_card(result: Mapping[str, Any], *, has_model: bool, name: str,
                      + ", ".join(f"{_g(r['lr'])}" for r in result["lr_search"]))
     labels = result.get("labels", [])
     if labels:
-        shown = ", ".join(f"`{l}`" for l in labels[:40]) + (f" and {len(labels) - 40} more" if len(labels) > 40 else "")
+        shown = ", ".join(code_span(l) for l in labels[:40]) + (f" and {len(labels) - 40} more" if len(labels) > 40 else "")
         setup.append(f"- labels ({len(labels)}): {shown}")
     if has_model and pipe:
         extra = ', aggregation_strategy="simple"' if pipe == "token-classification" else ""
-        usage = ("```python\nfrom transformers import pipeline\n"
-                 f"nlp = pipeline(\"{pipe}\", model=\"{name}\"{extra})\n```")
+        usage = code_block(f"from transformers import pipeline\nnlp = pipeline(\"{pipe}\", model={py_str(name)}{extra})",
+                           "python")
     elif has_model:
-        usage = f"Load it with `transformers.AutoModel.from_pretrained(\"{name}\")` and its tokenizer."
+        usage = f"Load it with {code_span(f'transformers.AutoModel.from_pretrained({py_str(name)})')} and its tokenizer."
     else:
         usage = ("This folder holds the scores and predictions only (no model): `predictions.jsonl` has every "
                  "test prediction with its gold answer.")
     return ModelCard(
-        title=f"{name}: {Path(str(result.get('model'))).name} fine-tuned on {result.get('dataset')}",
+        title=f"{md_text(name)}: {md_text(Path(str(result.get('model'))).name)} fine-tuned on {md_text(result.get('dataset'))}",
         summary=("Fine-tuned with `biotok-train finetune`; results.json holds every number below, "
                  "predictions.jsonl every test prediction."),
         metadata={"library_name": "transformers" if has_model else None, "pipeline_tag": pipe if has_model else None,
@@ -221,22 +223,22 @@ def transfer_card(provenance: Mapping[str, Any], name: str, command: str | None 
     counts = provenance.get("counts", {}) or {}
     sizes = provenance.get("vocab_size", {}) or {}
     made = [
-        f"- source model: `{model.get('path')}` ({model.get('architecture')}"
+        f"- source model: {code_span(model.get('path'))} ({model.get('architecture')}"
         + (f", generator {model.get('generator')}" if model.get("generator") else "") + ")",
         f"- method: **{method}**, seed {provenance.get('seed')}; vocabulary {_g(sizes.get('old'))} -> "
         f"{_g(sizes.get('new'))} rows: " + ", ".join(f"{_g(v)} {k}" for k, v in counts.items()),
-        f"- old tokenizer: `{old.get('name')}` (sha256 {str(old.get('fingerprint'))[:16]}), new tokenizer: "
-        f"`{new.get('name')}` (sha256 {str(new.get('fingerprint'))[:16]})",
+        f"- old tokenizer: {code_span(old.get('name'))} (sha256 {str(old.get('fingerprint'))[:16]}), new tokenizer: "
+        f"{code_span(new.get('name'))} (sha256 {str(new.get('fingerprint'))[:16]})",
         f"- versions: {versions_line(provenance.get('versions', {}))}",
     ]
     weights = model.get("weights_sha256", {}) or {}
     if weights:
-        made += ["", "| source weights | sha256 |", "|---|---|"] + [f"| `{k}` | `{v}` |" for k, v in weights.items()]
-    usage = ("```python\nfrom transformers import pipeline\n"
-             f"fill = pipeline(\"fill-mask\", model=\"{name}\")\n```\n\n"
-             f"Continue its pretraining on the new vocabulary: `biotok-train mlm DATA --init-from {name} ...`.")
+        made += ["", "| source weights | sha256 |", "|---|---|"] + [f"| {code_span(k)} | `{v}` |" for k, v in weights.items()]
+    usage = (code_block(f"from transformers import pipeline\nfill = pipeline(\"fill-mask\", model={py_str(name)})", "python")
+             + "\n\nContinue its pretraining on the new vocabulary: "
+             + code_span(f"biotok-train mlm DATA --init-from {shlex.quote(str(name))} ...") + ".")
     return ModelCard(
-        title=f"{name}: `{model.get('path')}` with a new vocabulary ({method})",
+        title=f"{md_text(name)}: {code_span(model.get('path'))} with a new vocabulary ({method})",
         summary=("The source model's embeddings, tied output layer and MLM bias rebuilt for a new tokenizer by "
                  "`biotok-train transfer`; transfer.json records how every row was made."),
         metadata={"library_name": "transformers", "pipeline_tag": "fill-mask" if not model.get("generator") else None,

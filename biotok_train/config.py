@@ -146,7 +146,7 @@ class PretrainConfig:
     rtd_weight: float = 50.0
     generator_ratio: float = 1 / 3
     log_every: int = 10
-    save_every: int = 0  # 0: only at the end (and on SIGINT)
+    save_every: int = 0  # 0: only at the end (and on SIGINT or SIGTERM)
     peak_tflops: float | None = None
     device: str | None = None  # None: cuda when available, else cpu
     init_from: str | None = None  # a HF model directory to continue (its arch and size; see pretrain/init.py)
@@ -257,6 +257,11 @@ class FinetuneConfig:
                                     "layer_decay": "layer_decay"})
 
 
+# A probe is a small model: sizes beyond these ask the allocator for terabytes (--hidden 1048576)
+PROBE_SIZES = {"layers": (1, 96), "hidden": (1, 16384), "heads": (1, 256), "batch_size": (1, 65536),
+               "n_resamples": (1, 1_000_000)}
+
+
 @dataclass(frozen=True)
 class ProbeConfig:
     """A causal-LM probe of vocabularies (:mod:`biotok_train.probe`): one small GPT-2 per
@@ -299,7 +304,7 @@ class ProbeConfig:
         _check(self.lr > 0, "--lr must be positive")
         _check(self.warmup >= 0, "--warmup must be >= 0")
         _check(0 < self.confidence < 1, "confidence must be in (0, 1)")
-        check_numbers(self, {"seeds": (0, SEED_MAX)})
+        check_numbers(self, {"seeds": (0, SEED_MAX), **PROBE_SIZES})
         if self.tokens:
             per_step = self.batch_size * self.seq_len
             object.__setattr__(self, "steps", max(1, -(-self.tokens // per_step)))

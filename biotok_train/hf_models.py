@@ -39,27 +39,68 @@ def encoder_dir(model: str | os.PathLike[str]) -> Path:
     itself, or, in the sentence-transformers layout (``modules.json``), the folder its
     ``Transformer`` module names (the root when the path is empty). Anything else is returned
     as given (a hub id, a missing path: the caller reports it)."""
+    from biotok.formats.hf import transformer_folder  # lazy: the one reader of modules.json
+
     d = Path(model)
-    modules = d / "modules.json"
-    if (d / "config.json").is_file() or not modules.is_file():
+    if (d / "config.json").is_file() or not (d / "modules.json").is_file():
         return d
     try:
-        entries = json.loads(modules.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise BiotokError(f"{modules} is not a readable sentence-transformers modules.json: {e}") from None
-    for entry in entries if isinstance(entries, list) else []:
-        if isinstance(entry, dict) and str(entry.get("type", "")).endswith("models.Transformer"):
-            sub = d / str(entry.get("path") or "")
-            if (sub / "config.json").is_file():
-                return sub
+        sub = transformer_folder(d)
+    except TokenizerLoadError as e:
+        raise BiotokError(str(e)) from None
+    if sub is not None and (sub / "config.json").is_file():
+        return sub
     raise BiotokError(f"{d}: modules.json names no Transformer module folder with a config.json")
+
+
+# config.json numbers every architecture reads, with the range a model may have: a negative
+# vocab_size, or a hidden size that asks for terabytes, is refused before transformers sees it
+_CONFIG_SIZES = {"vocab_size": (1, 1 << 24), "hidden_size": (1, 1 << 16), "num_hidden_layers": (1, 1024),
+                 "num_attention_heads": (1, 1024), "intermediate_size": (1, 1 << 20),
+                 "max_position_embeddings": (1, 1 << 20), "embedding_size": (1, 1 << 16), "type_vocab_size": (0, 1024)}
+
+
+def model_config(model_dir: str | os.PathLike[str]) -> dict:
+    """The config.json of a model directory (its transformer folder for sentence-transformers),
+    checked: a whole JSON object, ``architectures`` a list of class names, ``model_type`` a name,
+    the sizes positive integers in range. Every failure is one :class:`BiotokError` naming the file:
+    the one model check of every command that loads a model."""
+    from biotok.io import read_json  # lazy: biotok.io is light, but keep this module's imports minimal
+
+    d = encoder_dir(model_dir)
+    f = d / "config.json"
+    if not f.is_file():
+        raise BiotokError(f"{d} is not a Hugging Face model directory (no config.json)")
+    cfg = read_json(f, advice="copy or save the model again")
+    archs = cfg.get("architectures")
+    if archs is not None and (not isinstance(archs, list) or not all(isinstance(a, str) for a in archs)):
+        raise BiotokError(f"{f}: \"architectures\" must be a list of class names, not {json.dumps(archs)[:80]}")
+    if "model_type" in cfg and not isinstance(cfg["model_type"], str):
+        raise BiotokError(f"{f}: \"model_type\" must be a name, not {json.dumps(cfg['model_type'])[:80]}")
+    for key, (lo, hi) in _CONFIG_SIZES.items():
+        v = cfg.get(key)
+        if v is not None and (isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi):
+            raise BiotokError(f"{f}: \"{key}\" is {json.dumps(v)[:40]}; it must be an integer between {lo:,} and "
+                              f"{hi:,}: the file is damaged, copy or save the model again")
+    return cfg
+
+
+def check_model(model, tok: BiotokTokenizer | int, where: object) -> None:
+    """Refuse a model whose input embedding has fewer rows than the tokenizer (or prepared data,
+    given as its vocabulary size) has ids: every id beyond would be an IndexError mid-run."""
+    n = tok if isinstance(tok, int) else tok.vocab_size
+    rows = model.get_input_embeddings().num_embeddings
+    if n > rows:
+        raise BiotokError(f"{where}: the tokenizer has {n:,} ids but the model's embedding only {rows:,} rows: they "
+                          "do not belong together (transfer the model to this tokenizer: biotok-train transfer)")
 
 
 def is_bare_encoder(config: dict) -> bool:
     """Whether a config.json describes an encoder without any head (``BertModel``,
     ``RobertaModel``, ...): its first architecture is a ``...Model`` class."""
     archs = config.get("architectures") or []
-    return bool(archs) and archs[0].endswith("Model") and "For" not in archs[0] and "Head" not in archs[0]
+    first = archs[0] if isinstance(archs, list) and archs else None
+    return isinstance(first, str) and first.endswith("Model") and "For" not in first and "Head" not in first
 
 
 def load_masked_lm(model_dir: str | os.PathLike[str], auto_class: str = "AutoModelForMaskedLM", *, seed: int = 0):
@@ -68,16 +109,24 @@ def load_masked_lm(model_dir: str | os.PathLike[str], auto_class: str = "AutoMod
     The head is built by transformers (``from_config``: decoder tied to the input embeddings,
     transform and bias initialised as the architecture does, from a generator seeded with
     ``seed`` so reruns are identical) and the encoder's weights are loaded into ``base_model``;
-    one log line says so. A checkpoint with an MLM head loads as saved.
+    one log line says so. A checkpoint with an MLM head loads as saved; one whose head is not
+    in its weights (a model fine-tuned for NER or classification) is refused: transformers would
+    give it a random head, and answers that change from run to run.
     """
     import torch
     import transformers
 
     d = encoder_dir(model_dir)
-    cfg_file = d / "config.json"
-    cfg = json.loads(cfg_file.read_text(encoding="utf-8")) if cfg_file.is_file() else {}
+    cfg = model_config(d)
     if not is_bare_encoder(cfg):
-        return load_model(d, auto_class, "a masked LM from")
+        model, info = load_model(d, auto_class, "a masked LM from", output_loading_info=True)
+        prefix = getattr(model, "base_model_prefix", "")
+        head = [k for k in info.get("missing_keys", ()) if not (prefix and k.startswith(f"{prefix}."))]
+        if head and auto_class == "AutoModelForMaskedLM":  # (AlbertForPreTraining may add its SOP head)
+            arch = (cfg.get("architectures") or ["this model"])[0]
+            raise BiotokError(f"{d} has no masked-LM head ({arch}: {sorted(head)[0]} is not in its weights): a "
+                              "fine-tuned model cannot fill masks; give a pretrained masked LM or its bare encoder")
+        return model
     encoder = load_model(d, "AutoModel", "an encoder from")
     with quiet_transformers(), torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
@@ -108,7 +157,7 @@ def load_model_tokenizer(model: str | os.PathLike[str]) -> BiotokTokenizer:
 
 def _load_tokenizer(model: str | os.PathLike[str]) -> BiotokTokenizer:
     """biotok's loader, else a fast ``AutoTokenizer``; when both fail the error names both causes."""
-    from biotok.formats import load
+    from biotok.formats import load  # lazy: the tokenizer formats only when a tokenizer is loaded
 
     m = str(model)
     if not Path(m).exists() and (m.startswith((".", "/", "~")) or m.count("/") > 1 or os.path.islink(m)):
@@ -120,6 +169,8 @@ def _load_tokenizer(model: str | os.PathLike[str]) -> BiotokTokenizer:
             f"{m} holds no tokenizer: expected tokenizer.json, vocab.txt, a SentencePiece .model or "
             "vocab.json + merges.txt beside the model; save the model's tokenizer there"
         )
+    from biotok.formats.hf import check_ids  # lazy: with load, only when a tokenizer is loaded
+
     try:
         return load(model)
     except TokenizerLoadError as e:
@@ -136,7 +187,7 @@ def _load_tokenizer(model: str | os.PathLike[str]) -> BiotokTokenizer:
     if not getattr(hf, "is_fast", False):
         raise TokenizerLoadError(f"{m}: a fast tokenizer (tokenizer.json) is needed for word ids")
     specials = {r: getattr(hf, f"{r}_token", None) for r in ("pad", "unk", "cls", "sep", "mask", "bos", "eos")}
-    return BiotokTokenizer(hf.backend_tokenizer, name=Path(m).name, source=m, specials=specials)
+    return check_ids(BiotokTokenizer(hf.backend_tokenizer, name=Path(m).name, source=m, specials=specials), m)
 
 
 def hub_kwargs(model: str | os.PathLike[str]) -> dict:
@@ -191,6 +242,7 @@ def load_model(model_path: str | os.PathLike[str], auto_class: str, what: str = 
     cls = getattr(transformers, auto_class)
     if Path(model_path).is_dir():
         model_path = encoder_dir(model_path)
+        model_config(model_path)  # damaged or impossible config.json: one line before transformers reads it
     try:
         with quiet_transformers():
             return cls.from_pretrained(str(model_path), **hub_kwargs(model_path), **kwargs)
@@ -294,9 +346,11 @@ def check_weights(model_path: str | os.PathLike[str], auto_class: str = "AutoMod
 
 
 def load_mlm(model_path: str | os.PathLike[str]):
-    """``AutoModelForMaskedLM`` on the best device, in eval mode, with its tokenizer."""
+    """``AutoModelForMaskedLM`` on the best device, in eval mode, with its tokenizer (checked
+    against the model: :func:`check_model`)."""
     tok = load_model_tokenizer(model_path)
     model = load_masked_lm(model_path)
+    check_model(model, tok, model_path)
     model.to(best_device()).eval()
     return model, tok
 

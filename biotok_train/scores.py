@@ -125,7 +125,9 @@ def _iob2_entities(tags: Sequence[str], sent: int) -> list[tuple[int, int, int, 
 
 def entity_report(gold: Sequence[Sequence[str]], pred: Sequence[Sequence[str]], scheme: str = "bio") -> dict:
     """seqeval's ``classification_report(mode="strict", output_dict=True, zero_division=0)``:
-    per type, then micro, macro and weighted averages, as plain floats and ints."""
+    per type, then micro, macro and weighted averages, as plain floats and ints. With no entity
+    at all (a test set and predictions without any), every average is 0 (``zero_division``), not
+    seqeval's NaN of an empty mean."""
     from seqeval.metrics.v1 import precision_recall_fscore_support as prfs
 
     g, p = StrictEntities(gold, scheme), StrictEntities(pred, scheme)
@@ -133,7 +135,11 @@ def entity_report(gold: Sequence[Sequence[str]], pred: Sequence[Sequence[str]], 
     rep: dict = {}
     for name, pr, rc, f, sup in zip(sorted(g.unique_tags | p.unique_tags), *prfs(gold, pred, average=None, **kw)):
         rep[name] = {"precision": float(pr), "recall": float(rc), "f1-score": float(f), "support": int(sup)}
+    types = len(rep)
     for avg in ("micro", "macro", "weighted"):
+        if avg != "micro" and not types:  # no entity type in gold nor predictions: an average over nothing is
+            rep[f"{avg} avg"] = {"precision": 0.0, "recall": 0.0, "f1-score": 0.0, "support": 0}  # 0, as micro
+            continue
         pr, rc, f, sup = prfs(gold, pred, average=avg, **kw)
         rep[f"{avg} avg"] = {"precision": float(pr), "recall": float(rc), "f1-score": float(f), "support": int(sup)}
     return rep

@@ -23,7 +23,7 @@ from biotok.cli.compare import compare, report
 from biotok.cli.sweep import cost, sweep
 from biotok.cli.train import count, train
 from biotok.config import INT64_MAX
-from biotok.errors import BiotokError
+from biotok.errors import BiotokError, Terminated
 from biotok.output import as_os_error, os_error_message
 
 _DEBUG_KEY = "biotok.debug"
@@ -133,10 +133,6 @@ def _finite_numbers(cmd: click.Command, parse_args):
 
     parse._checks_numbers = True  # type: ignore[attr-defined]
     return parse
-
-
-class Terminated(KeyboardInterrupt):
-    """SIGTERM, raised in the main thread so that every ``finally`` and temporary-file cleanup runs."""
 
 
 def _on_sigterm(signum, frame) -> None:

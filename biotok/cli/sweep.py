@@ -52,7 +52,10 @@ def sweep(corpus, sizes, algo, lower, normalize, unicode, strip_accents, seed, h
 
     Each size is trained with the same algorithm, normalization and seed on the corpus minus a
     held-out share of its lines, then measured on those lines: fertility, pieces per line and
-    embedding parameters against size, with the knee found by Kneedle (docs/compare.md).
+    embedding parameters against size, with the knee found by Kneedle (docs/compare.md). It also
+    fits a power law (Zipf) to each size's piece frequencies on the held-out text (log-log least
+    squares of frequency against rank): the exponent and R² per size, and the size whose pieces
+    follow a Zipf law most closely ("best Zipf fit").
 
     \b
     Example:

@@ -19,7 +19,7 @@ from typing import Sequence
 from biotok.errors import TokenizerLoadError
 from biotok.formats import hub
 from biotok.formats.bpe import is_flat_vocab, load_bpe
-from biotok.formats.hf import load_hf
+from biotok.formats.hf import check_ids, load_hf, transformer_folder
 from biotok.formats.sentencepiece import SPM_NAMES, load_spm
 from biotok.formats.wordpiece import load_wordpiece
 from biotok.tokenizer import BiotokTokenizer
@@ -83,13 +83,18 @@ def _load_path(
     p: Path, *, lowercase: bool | None, name: str | None, source: str | None = None
 ) -> BiotokTokenizer:
     tok = _load_dir(p, lowercase=lowercase, name=name) if p.is_dir() else _load_file(p, lowercase=lowercase, name=name)
+    check_ids(tok, p)
     if source:
         tok.source = source
     return tok
 
 
 def _load_dir(d: Path, *, lowercase: bool | None, name: str | None) -> BiotokTokenizer:
-    """A directory: tokenizer.json wins; else exactly one other format must be present."""
+    """A directory: tokenizer.json wins; else exactly one other format must be present; a
+    sentence-transformers folder gives the tokenizer of its Transformer module (0_Transformer/)."""
+    sub = transformer_folder(d)
+    if sub is not None and sub != d:
+        return _load_dir(sub, lowercase=lowercase, name=name or d.name)
     if (d / "tokenizer.json").is_file() or (d / "tokenizer.json.gz").is_file():
         # the complete description wins over partial files (e.g. camembertv2's vocab.txt
         # holds "\n" as a token and cannot be read line by line)

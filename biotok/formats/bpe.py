@@ -8,7 +8,7 @@ from pathlib import Path
 from tokenizers import AddedToken, Tokenizer, decoders, models, normalizers, pre_tokenizers
 
 from biotok.errors import TokenizerLoadError
-from biotok.formats.hf import read_json_config, read_special_tokens
+from biotok.formats.hf import parse_json, read_json_config, read_special_tokens
 from biotok.formats.wordpiece import SPECIAL_RE, vocab_is_lowercase
 from biotok.tokenizer import BiotokTokenizer
 
@@ -18,9 +18,7 @@ Merges = list[tuple[str, str]]
 def read_bpe_files(vocab_path: Path, merges_path: Path) -> tuple[dict[str, int], Merges]:
     """Parse a BPE vocab.json and merges.txt (a '#version' header and count columns are allowed)."""
     try:
-        vocab = json.loads(vocab_path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as e:
-        raise TokenizerLoadError(f"{vocab_path} is not valid JSON (line {e.lineno}: {e.msg})") from e
+        vocab = parse_json(vocab_path.read_text(encoding="utf-8"), vocab_path, "BPE vocab.json")
     except (OSError, UnicodeDecodeError) as e:
         raise TokenizerLoadError(f"cannot read {vocab_path}: {e}") from e
     if not isinstance(vocab, dict) or not vocab or not all(
@@ -50,7 +48,7 @@ def is_flat_vocab(f: Path) -> bool:
         return False
     try:
         obj = json.loads(f.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError):
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
         return False  # load_hf gives the precise parse error
     return isinstance(obj, dict) and bool(obj) and all(isinstance(v, int) for v in list(obj.values())[:100])
 

@@ -21,6 +21,55 @@ PathLike = str | os.PathLike[str]
 log = logging.getLogger(__name__)
 
 
+# Bounds checked at the door, where every tokenizer is loaded: a vocabulary's largest id (numpy
+# tables, embeddings and the Rust library allocate one row per id: an id of 2,000,000,000 asked
+# for 15 GiB, or aborted the process) and a JSON file's nesting (Python's parser recurses).
+MAX_TOKEN_ID = (1 << 24) - 1  # 16,777,215: 64 times the largest vocabularies in use
+
+
+def parse_json(text: str, path: PathLike, what: str = "") -> object:
+    """``json.loads(text)`` of tokenizer file ``path``, its failures as one TokenizerLoadError line:
+    invalid JSON, or nested deeper than Python's parser recurses (no tokenizer file comes close;
+    the tokenizers library itself refuses more than 128 levels)."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        raise TokenizerLoadError(f"{path} is not valid JSON (line {e.lineno}: {e.msg})") from None
+    except RecursionError:
+        raise TokenizerLoadError(f"{path} is nested too deeply (thousands of levels): not a {what or 'tokenizer'} "
+                                 "file") from None
+
+
+def check_ids(tok: BiotokTokenizer, source: object) -> BiotokTokenizer:
+    """Refuse a tokenizer whose largest id is beyond :data:`MAX_TOKEN_ID` (one line naming it)."""
+    ids = tok.backend.get_vocab(with_added_tokens=True).values()
+    top = max(ids, default=0)
+    if top > MAX_TOKEN_ID:
+        raise TokenizerLoadError(f"{source}: token id {top:,} is beyond the {MAX_TOKEN_ID + 1:,} ids a vocabulary may "
+                                 f"hold here ({len(ids):,} tokens); the file is damaged or not a tokenizer")
+    return tok
+
+
+def transformer_folder(directory: PathLike) -> Path | None:
+    """In a sentence-transformers folder (``modules.json``), the folder of its ``Transformer``
+    module (``0_Transformer/`` in the older layout, the folder itself in the newer); None for any
+    other folder. The one reader of modules.json (tokenizers here, models in biotok_train)."""
+    d = Path(directory)
+    modules = d / "modules.json"
+    if not modules.is_file():
+        return None
+    try:
+        entries = parse_json(modules.read_text(encoding="utf-8"), modules, "sentence-transformers modules.json")
+    except (OSError, UnicodeDecodeError) as e:
+        raise TokenizerLoadError(f"{modules} is not a readable sentence-transformers modules.json: {e}") from None
+    for entry in entries if isinstance(entries, list) else []:
+        if isinstance(entry, dict) and str(entry.get("type", "")).endswith("models.Transformer"):
+            sub = d / str(entry.get("path") or "")
+            if sub.is_dir():
+                return sub
+    raise TokenizerLoadError(f"{d}: modules.json names no Transformer module folder")
+
+
 def read_tokenizer_json(path: PathLike) -> Tokenizer:
     """Parse a tokenizer.json (or .json.gz) with a clear error when it is not one."""
     p = str(path)
@@ -31,10 +80,7 @@ def read_tokenizer_json(path: PathLike) -> Tokenizer:
         raise TokenizerLoadError(f"tokenizer file not found: {p}") from e
     except (OSError, UnicodeDecodeError, EOFError) as e:
         raise TokenizerLoadError(f"cannot read tokenizer file {p}: {e}") from e
-    try:
-        json.loads(text)
-    except json.JSONDecodeError as e:
-        raise TokenizerLoadError(f"{p} is not valid JSON (line {e.lineno}: {e.msg})") from e
+    parse_json(text, p, "tokenizer.json")
     try:
         tok = Tokenizer.from_str(text)
     except Exception as e:  # the Rust parser raises a bare Exception
@@ -53,8 +99,8 @@ def read_json_config(directory: PathLike) -> dict:
     if not f.is_file():
         return {}
     try:
-        cfg = json.loads(f.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        cfg = parse_json(f.read_text(encoding="utf-8"), f)
+    except UnicodeDecodeError as e:
         raise TokenizerLoadError(f"{f} is not valid JSON: {e}") from e
     return cfg if isinstance(cfg, dict) else {}
 
@@ -68,9 +114,11 @@ def read_special_tokens(directory: PathLike) -> dict[str, str]:
         if not f.is_file():
             continue
         try:
-            cfg = json.loads(f.read_text(encoding="utf-8"))
-        except (json.JSONDecodeError, UnicodeDecodeError) as e:
+            cfg = parse_json(f.read_text(encoding="utf-8"), f)
+        except UnicodeDecodeError as e:
             raise TokenizerLoadError(f"{f} is not valid JSON: {e}") from e
+        if not isinstance(cfg, dict):
+            raise TokenizerLoadError(f"{f} is not a JSON object of special tokens")
         for role in ROLES:
             v = cfg.get(f"{role}_token")
             if isinstance(v, dict):

@@ -21,9 +21,9 @@ def _d(name: str):
 @click.command("probe")
 @click.argument("tokenizers", nargs=-1, required=True)
 @click.option("--corpus", "corpus", cls=GreedyOption, multiple=True, required=True,
-              help="Training text: files (one document a line; .jsonl, .gz, .xz read too).")
+              help="Training text: files (one document a line, or one .jsonl record; .gz, .xz read too).")
 @click.option("--heldout", "heldout", cls=GreedyOption, multiple=True, required=True,
-              help="Held-out text scored in bits per character (one document a line).")
+              help="Held-out text scored in bits per character (one document a line, or one .jsonl record).")
 @click.option("--steps", type=int, default=None, help=f"Optimizer steps per arm [{_d('steps')}].")
 @click.option("--tokens", type=int, default=None,
               help="Training tokens per arm instead of --steps (rounded up to whole steps).")
@@ -53,7 +53,8 @@ def probe_cmd(tokenizers, corpus, heldout, steps, tokens, seeds, out, force, qui
     Every arm gets the same model shape, training tokens and seeds; each is scored on the
     held-out text in bits per character, against its unigram floor and (paired bootstrap over
     held-out documents) against the first tokenizer. Writes probe.md, probe.json, probe.png and
-    timings.json to --out; finished runs are cached there and skipped on a rerun.
+    timings.json to --out; finished runs are cached there and skipped on a rerun. One probe at a
+    time writes an --out; --force builds the new probe beside it and replaces it only once complete.
 
     \b
     Example:  biotok-train probe tokA/ tokB/ --corpus train.txt --heldout heldout.txt \\

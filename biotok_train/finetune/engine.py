@@ -27,11 +27,12 @@ from pathlib import Path
 from typing import Any, Protocol, Sequence
 
 from biotok.errors import ConfigError
+from biotok.io import finite_json
 from biotok.output import atomic_directory, check_writable
 from biotok.tokenizer import BiotokTokenizer
 from biotok_train.config import FinetuneConfig
 from biotok_train.finetune.batches import EVAL_BATCH_FACTOR, Progress, Threads, feature_length, length_grouped_order
-from biotok_train.hf_models import best_device, frame_ids, load_model, load_model_tokenizer
+from biotok_train.hf_models import best_device, check_model, frame_ids, load_model, load_model_tokenizer
 
 log = logging.getLogger(__name__)
 
@@ -299,8 +300,7 @@ def _setup(model_path, task: Task, dataset: Any, config: FinetuneConfig):
     tok = load_model_tokenizer(model_path)
     labels = task.labels(dataset)
     model = load_model(model_path, task.auto_model, "model", **task.model_kwargs(labels))
-    if getattr(model.config, "vocab_size", tok.vocab_size) < tok.vocab_size:
-        raise ConfigError(f"{model_path}: tokenizer has {tok.vocab_size} ids, model only {model.config.vocab_size}")
+    check_model(model, tok, model_path)
     if getattr(model.config, "pad_token_id", None) is None:  # GPT-2 and kin: a sequence head finds the last
         model.config.pad_token_id = frame_ids(tok)[2]  # real token by the id batches are padded with
     max_len = min(config.max_length, getattr(model.config, "max_position_embeddings", config.max_length) - 2)
@@ -397,8 +397,8 @@ def write_results(result: FinetuneResult, task: Task, test: Sequence, prediction
     """results.json, predictions.jsonl (every test prediction with its example's id) and the task's
     test_predictions.tsv where it has one, written together into ``out`` (atomically)."""
     with atomic_directory(out, force, [result.model], marker=MARKER) as tmp:
-        (tmp / MARKER).write_text(json.dumps(result.to_dict(), indent=2, ensure_ascii=False) + "\n",
-                                          encoding="utf-8")
+        (tmp / MARKER).write_text(json.dumps(finite_json(result.to_dict()), indent=2, ensure_ascii=False,
+                                             allow_nan=False) + "\n", encoding="utf-8")
         with open(tmp / "predictions.jsonl", "w", encoding="utf-8", newline="\n") as f:
             for row in task.prediction_rows(test, predictions):
                 f.write(json.dumps(row, ensure_ascii=False) + "\n")

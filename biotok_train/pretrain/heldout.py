@@ -150,13 +150,15 @@ def evaluate_saved(model_dir, train_data, heldout_data, *, mask_prob: float = 0.
                    max_sequences: int = MAX_SEQUENCES) -> HeldoutMLM:
     """:func:`evaluate_heldout` of a saved masked LM (a pretraining run's folder): the unigram
     floor from ``train_data``, the positions from ``heldout_data`` (both prepared data folders)."""
-    from biotok_train.hf_models import best_device, load_masked_lm
+    from biotok_train.hf_models import best_device, check_model, load_masked_lm
 
     train, held = PackedData(train_data), PackedData(heldout_data)
     if train.fingerprint != held.fingerprint:
         raise TokenizerMismatchError(f"{heldout_data} and {train_data} were prepared with different tokenizers")
     device = best_device()
-    model = load_masked_lm(model_dir).to(device)
+    model = load_masked_lm(model_dir)
+    check_model(model, held.vocab_size, model_dir)
+    model = model.to(device)
     return evaluate_heldout(model, held, unigram_counts(train), mask_prob=mask_prob, wwm=wwm, device=device,
                             max_sequences=max_sequences)
 

@@ -21,7 +21,7 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from biotok.errors import ConfigError, OutputExistsError
+from biotok.errors import ConfigError, OutputExistsError, Terminated
 from biotok_train.config import PretrainConfig
 from biotok_train.errors import OutOfMemoryAtStartError, TokenizerMismatchError
 from biotok_train.hf_models import save_hf_tokenizer
@@ -82,11 +82,11 @@ def pretrain(
                 # log: one device sync per interval
                 if (step + 1) % config.log_every == 0 or done:
                     log.flush()
-                # Ctrl-C on any rank: checkpoint, then stop
+                # Ctrl-C or SIGTERM on any rank: checkpoint, then stop
                 if D.any_flag(stop.flag, run.dist):
                     log.flush()
                     _save(run, step + 1)
-                    raise KeyboardInterrupt
+                    stop.raise_()
                 # periodic checkpoint
                 if config.save_every and (step + 1) % config.save_every == 0 and not done:
                     log.flush()
@@ -442,25 +442,34 @@ def _save(run: _Run, step: int, digests: list[str] | None = None) -> None:
 
 
 class _Stop:
-    """SIGINT sets a flag; the loop saves a checkpoint and then raises KeyboardInterrupt."""
+    """SIGINT (Ctrl-C) or SIGTERM (what a job scheduler sends) sets a flag; the loop saves a
+    checkpoint at the end of the step, then raises KeyboardInterrupt (exit 130) or
+    :class:`~biotok.errors.Terminated` (exit 143). A second signal stops at once."""
+
+    SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
     def __init__(self) -> None:
         self.flag = False
-        self._old = None
+        self.signum: int | None = None
+        self._old: dict = {}
 
     def __enter__(self) -> "_Stop":
         if threading.current_thread() is threading.main_thread():
-            self._old = signal.signal(signal.SIGINT, self._handle)
+            self._old = {s: signal.signal(s, self._handle) for s in self.SIGNALS}
         return self
 
     def _handle(self, signum, frame) -> None:
-        if self.flag:  # a second Ctrl-C stops at once
-            raise KeyboardInterrupt
-        self.flag = True
+        if self.flag:  # a second signal stops at once
+            self.raise_()
+        self.flag, self.signum = True, signum
+
+    def raise_(self) -> None:
+        """The exception of the signal that stopped the run (KeyboardInterrupt when another rank's)."""
+        raise Terminated() if self.signum == signal.SIGTERM else KeyboardInterrupt
 
     def __exit__(self, *exc) -> None:
-        if self._old is not None:
-            signal.signal(signal.SIGINT, self._old)
+        for s, old in self._old.items():
+            signal.signal(s, old)
 
 
 __all__ = ["PretrainConfig", "PretrainResult", "peak_of", "pretrain"]

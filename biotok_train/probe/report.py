@@ -247,17 +247,19 @@ def plot(report: ProbeReport, path: Path) -> Path:
     return path
 
 
-def write_report(report: ProbeReport, out: Path) -> ProbeReport:
-    """probe.json, probe.md and probe.png under ``out``."""
+def write_report(report: ProbeReport, folder: Path, out: Path | None = None) -> ProbeReport:
+    """probe.json, probe.md and probe.png under ``folder``; ``out``: where they end up (the
+    command line and ``report.paths`` name it) when the folder is built aside (``--force``)."""
     import json
 
+    out = folder if out is None else out
     report.command = command(report.config, out)
-    with atomic_file(out / "probe.json", force=True) as tmp:
+    with atomic_file(folder / "probe.json", force=True) as tmp:
         tmp.write_text(json.dumps(report.to_dict(), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    with atomic_file(out / "probe.md", force=True) as tmp:
+    with atomic_file(folder / "probe.md", force=True) as tmp:
         tmp.write_text(format_markdown(report), encoding="utf-8")
-    png = plot(report, out / "probe.png")
-    report.paths = {"json": out / "probe.json", "md": out / "probe.md", "png": png}
+    plot(report, folder / "probe.png")
+    report.paths = {"json": out / "probe.json", "md": out / "probe.md", "png": out / "probe.png"}
     return report
 
 

@@ -3,10 +3,17 @@
 
 probe.json, probe.md and probe.png depend only on the inputs and the seeds (byte-identical
 reruns); the CPU and wall time of each run go to timings.json.
+
+A cached run is reused only when its content key matches (recipe, tokenizer fingerprint, the
+digest of the documents it was trained and scored on, the seed); a damaged or stale one is
+recomputed. One run at a time holds ``OUT`` (:func:`biotok.output.run_lock`). ``--force`` builds
+the new probe aside, in the hidden sibling ``.OUT.probe-next`` (itself resumable: the same
+command with ``--force`` continues it), and swaps it onto ``OUT`` only once it is complete.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import shutil
@@ -18,14 +25,16 @@ from typing import Sequence
 
 import numpy as np
 
-from biotok.errors import ConfigError, OutputExistsError, TokenizerLoadError
-from biotok.output import atomic_file, check_can_create, check_inputs
+from biotok.errors import ConfigError, DamagedFileError, OutputExistsError, TokenizerLoadError
+from biotok.io import read_json
+from biotok.output import LOCK_NAME, atomic_file, check_can_create, check_inputs, replace_directory, run_lock
 from biotok.tokenizer import BiotokTokenizer
 from biotok_train.config import ProbeConfig
 from biotok_train.probe import data as D
 
 MARKER = "probe-config.json"  # what makes a folder a probe output (and holds its recipe)
-FORMAT = 1  # version of the cached run files
+FORMAT = 2  # version of the cached run files (2: content key)
+NEXT = "probe-next"  # the hidden sibling .OUT.probe-next where --force builds the new probe
 
 
 @dataclass
@@ -73,25 +82,50 @@ def _write_json(path: Path, obj) -> None:
         tmp.write_text(json.dumps(obj, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
-def _prepare_out(out: Path, cfg: ProbeConfig, recipe: dict, force: bool) -> None:
-    """Create ``out``, or resume the probe in it (same recipe), or replace it (``force``)."""
-    check_inputs(out, [*cfg.corpus, *cfg.heldout, *cfg.tokenizers])
+def _contents(folder: Path) -> list[Path]:
+    return [p for p in folder.iterdir() if p.name != LOCK_NAME] if folder.is_dir() else []
+
+
+def _check_out(out: Path, inputs: list) -> None:
+    """``out`` may hold a probe: never an input, a folder or nothing, a probe output when not empty."""
+    check_inputs(out, inputs)
     if out.exists() and not out.is_dir():
         raise OutputExistsError(f"{out} exists and is not a folder; choose another --out")
     check_can_create(out / MARKER)
-    if out.is_dir() and any(out.iterdir()):
-        marker = out / MARKER
-        if not marker.is_file():
-            raise OutputExistsError(f"{out} is not a probe output (no {MARKER} inside); choose another --out")
-        if force:
-            shutil.rmtree(out)
-        else:
-            old = json.loads(marker.read_text(encoding="utf-8"))
-            if old.get("recipe") != recipe and (out / "runs").exists():
-                raise ConfigError(f"{out} holds a probe with another recipe (see {marker}); pass --force to "
-                                  "replace it, or choose another --out")
-    out.mkdir(parents=True, exist_ok=True)
-    _write_json(out / MARKER, {"recipe": recipe})
+    if _contents(out) and not (out / MARKER).is_file():
+        raise OutputExistsError(f"{out} is not a probe output (no {MARKER} inside); choose another --out")
+
+
+def _old_recipe(folder: Path) -> dict | None:
+    """The recipe of the probe in ``folder`` (None: no probe there); a damaged marker is refused."""
+    marker = folder / MARKER
+    if not marker.is_file():
+        return None
+    return read_json(marker, fields={"recipe": dict},
+                     advice="pass --force to replace this probe, or choose another --out")["recipe"]
+
+
+def _work_folder(out: Path, recipe: dict, force: bool) -> Path:
+    """Where this run writes: ``out`` itself (new, or resumed with the same recipe), or with
+    ``force`` over an existing probe the sibling ``.OUT.probe-next`` (resumed when it holds this
+    recipe, else started again)."""
+    if force and _contents(out):
+        work = out.parent / f".{out.name}.{NEXT}"
+        try:
+            same = _old_recipe(work) == recipe
+        except DamagedFileError:
+            same = False
+        if work.exists() and not same:
+            shutil.rmtree(work)
+    else:
+        work = out
+        old = _old_recipe(out)
+        if old is not None and old != recipe and (out / "runs").exists():
+            raise ConfigError(f"{out} holds a probe with another recipe (see {out / MARKER}); pass --force to "
+                              "replace it, or choose another --out")
+    work.mkdir(parents=True, exist_ok=True)
+    _write_json(work / MARKER, {"recipe": recipe})
+    return work
 
 
 def _arms(cfg: ProbeConfig, train: list[str], held: list[str], toks: list[BiotokTokenizer],
@@ -118,12 +152,38 @@ def _arms(cfg: ProbeConfig, train: list[str], held: list[str], toks: list[Biotok
     return arms
 
 
-def _run_one(cfg: ProbeConfig, arm: Arm, seed: int, path: Path, progress: bool) -> dict:
-    """Train and score one model, or read the cached result."""
-    if path.is_file():
-        cached = json.loads(path.read_text(encoding="utf-8"))
-        if cached.get("format") == FORMAT and cached.get("fingerprint") == arm.tok.fingerprint:
-            return cached
+def _run_key(arm: Arm, seed: int, data_sha256: str) -> str:
+    """What decides one run's result besides the recipe: the tokenizer, the seed and the texts."""
+    return hashlib.sha256(f"{arm.tok.fingerprint} {seed} {data_sha256}".encode()).hexdigest()
+
+
+_RUN_FIELDS = {"format": int, "key": str, "recipe_sha256": str, "tokenizer": str, "seed": int, "params": int,
+               "tokens": int, "epochs": (int, float), "curve": list, "doc_bits": list, "time": dict}
+_TIMES = ("train_wall_s", "train_cpu_s", "eval_wall_s", "eval_cpu_s")
+
+
+def _cached(path: Path, key: str, recipe_sha256: str, n_held: int) -> dict | None:
+    """The cached run at ``path`` when it is whole and of this content key, else None (recomputed)."""
+    if not path.is_file():
+        return None
+    try:
+        r = read_json(path, fields=_RUN_FIELDS)
+    except DamagedFileError:
+        return None
+    ok = (r["format"] == FORMAT and r["key"] == key and r["recipe_sha256"] == recipe_sha256
+          and len(r["doc_bits"]) == n_held and all(isinstance(b, (int, float)) for b in r["doc_bits"])
+          and all(isinstance(c, list) and len(c) == 2 and all(isinstance(x, (int, float)) for x in c)
+                  for c in r["curve"])
+          and all(isinstance(r["time"].get(t), (int, float)) for t in _TIMES))
+    return r if ok else None
+
+
+def _run_one(cfg: ProbeConfig, arm: Arm, seed: int, path: Path, progress: bool, keys: tuple[str, str]) -> dict:
+    """Train and score one model, or read the cached result (``keys``: the run's content key and
+    the recipe's digest)."""
+    cached = _cached(path, keys[0], keys[1], len(arm.held_docs))
+    if cached is not None:
+        return cached
     from biotok_train.probe.model import build_model, doc_bits, train
 
     if progress:
@@ -140,7 +200,8 @@ def _run_one(cfg: ProbeConfig, arm: Arm, seed: int, path: Path, progress: bool) 
         wall, cpu = time.perf_counter(), time.process_time()
         bits = doc_bits(model, arm.held_docs, boundary, cfg.seq_len)
     result = {
-        "format": FORMAT, "tokenizer": arm.name, "fingerprint": arm.tok.fingerprint, "seed": seed,
+        "format": FORMAT, "key": keys[0], "recipe_sha256": keys[1], "tokenizer": arm.name,
+        "fingerprint": arm.tok.fingerprint, "seed": seed,
         "params": stats.params, "tokens": stats.tokens, "epochs": stats.epochs,
         "curve": [[t, loss] for t, loss in stats.curve], "doc_bits": [float(b) for b in bits],
         "time": {"train_wall_s": stats.wall_seconds, "train_cpu_s": stats.cpu_seconds,
@@ -151,12 +212,16 @@ def _run_one(cfg: ProbeConfig, arm: Arm, seed: int, path: Path, progress: bool) 
 
 
 def _write_events(cfg: ProbeConfig, folder: Path, result: dict, chars: np.ndarray) -> None:
-    """A run's curves as TensorBoard events in ``folder/tensorboard`` (once; ``cfg.report_to``):
-    training loss per logged step, then held-out bits per character and training throughput."""
+    """A run's curves as TensorBoard events in ``folder/tensorboard`` (once per content key, kept in
+    ``folder/key``; ``cfg.report_to``): training loss per logged step, then held-out bits per
+    character and training throughput. Events of another key (a recomputed run) are replaced."""
     from biotok_train.tracking import EVENTS_DIR, Tracker
 
+    stamp = folder / "key"
     if (folder / EVENTS_DIR).exists():
-        return
+        if stamp.is_file() and stamp.read_text(encoding="utf-8").strip() == result["key"]:
+            return
+        shutil.rmtree(folder / EVENTS_DIR)
     per_step = cfg.batch_size * cfg.seq_len
     with Tracker(folder, cfg.report_to) as tracker:
         for tokens, loss in result["curve"]:
@@ -164,6 +229,44 @@ def _write_events(cfg: ProbeConfig, folder: Path, result: dict, chars: np.ndarra
         wall = result["time"]["train_wall_s"]
         tracker.scalars(cfg.steps, {"bits_per_char": float(np.sum(result["doc_bits"]) / max(1.0, chars.sum())),
                                     "tokens_per_s": result["tokens"] / wall if wall > 0 else 0.0}, "eval/")
+    if (folder / EVENTS_DIR).exists():
+        with atomic_file(stamp, force=True) as tmp:
+            tmp.write_text(result["key"] + "\n", encoding="utf-8")
+
+
+def _data_sha256(train: list[str], held: list[str]) -> str:
+    """Digest of the documents every arm trains and is scored on (after the fair transform)."""
+    h = hashlib.sha256()
+    for part in (train, held):
+        h.update(json.dumps(part, ensure_ascii=False).encode("utf-8"))
+    return h.hexdigest()
+
+
+def _read_timings(path: Path) -> dict:
+    """timings.json of a previous run (a damaged one starts again: every run's times are in its own file)."""
+    try:
+        return read_json(path) if path.is_file() else {}
+    except DamagedFileError:
+        return {}
+
+
+def _train_all(cfg: ProbeConfig, arms: list[Arm], work: Path, chars: np.ndarray, keys: tuple[str, str],
+               progress: bool) -> tuple[dict, dict]:
+    """Every arm and seed, run or read from its cache; timings.json written even when interrupted."""
+    runs: dict[str, dict[int, dict]] = {}
+    timings_file = work / "timings.json"
+    timings = _read_timings(timings_file)
+    try:
+        for arm in arms:
+            for seed in cfg.seeds:
+                r = _run_one(cfg, arm, seed, work / "runs" / arm.key / f"seed{seed}.json", progress,
+                             (_run_key(arm, seed, keys[0]), keys[1]))
+                _write_events(cfg, work / "runs" / arm.key / f"seed{seed}", r, chars)
+                runs.setdefault(arm.name, {})[seed] = r
+                timings[f"{arm.name}/seed{seed}"] = r["time"]
+    finally:
+        _write_json(timings_file, dict(sorted(timings.items())))
+    return runs, timings
 
 
 def run_probe(cfg: ProbeConfig, out: str | Path, *, force: bool = False, progress: bool = True):
@@ -178,6 +281,8 @@ def run_probe(cfg: ProbeConfig, out: str | Path, *, force: bool = False, progres
     if not cfg.heldout:
         raise ConfigError("--heldout: give the held-out text")
     out = Path(out)
+    inputs = [*cfg.corpus, *cfg.heldout, *cfg.tokenizers]
+    _check_out(out, inputs)
     toks = [load_tokenizer(t) for t in cfg.tokenizers]
     train = D.read_documents(cfg.corpus, cfg.field_name, "--corpus")
     held = D.read_documents(cfg.heldout, cfg.field_name, "--heldout")
@@ -188,25 +293,25 @@ def run_probe(cfg: ProbeConfig, out: str | Path, *, force: bool = False, progres
         held = [D.transform(t, how) for t in held]
     recipe = {**cfg.recipe(), "corpus_sha256": _sha256_files(cfg.corpus),
               "heldout_sha256": _sha256_files(cfg.heldout)}
-    _prepare_out(out, cfg, recipe, force)
-    arms = _arms(cfg, train, held, toks, norms)
-    chars = np.array([len(d) for d in held], dtype=np.float64)
-    train_chars = sum(len(d) for d in train)
-    runs: dict[str, dict[int, dict]] = {}
-    timings_file = out / "timings.json"
-    timings = json.loads(timings_file.read_text(encoding="utf-8")) if timings_file.is_file() else {}
+    keys = (_data_sha256(train, held), hashlib.sha256(json.dumps(recipe, sort_keys=True).encode()).hexdigest())
+    created = not out.exists()
     try:
-        for arm in arms:
-            for seed in cfg.seeds:
-                r = _run_one(cfg, arm, seed, out / "runs" / arm.key / f"seed{seed}.json", progress)
-                _write_events(cfg, out / "runs" / arm.key / f"seed{seed}", r, chars)
-                runs.setdefault(arm.name, {})[seed] = r
-                timings[f"{arm.name}/seed{seed}"] = r["time"]
-    finally:
-        _write_json(timings_file, dict(sorted(timings.items())))
-    report = build_report(cfg, arms, runs, chars, train_chars, len(train), how)
-    report.timings = {k: timings[k] for k in (f"{a}/seed{s}" for a in runs for s in runs[a])}
-    return write_report(report, out)
+        with run_lock(out, "probe"):
+            _check_out(out, inputs)  # again, now that no other probe writes there
+            work = _work_folder(out, recipe, force)
+            arms = _arms(cfg, train, held, toks, norms)
+            chars = np.array([len(d) for d in held], dtype=np.float64)
+            runs, timings = _train_all(cfg, arms, work, chars, keys, progress)
+            report = build_report(cfg, arms, runs, chars, sum(len(d) for d in train), len(train), how)
+            report.timings = {k: timings[k] for k in (f"{a}/seed{s}" for a in runs for s in runs[a])}
+            write_report(report, work, out)
+            if work != out:
+                replace_directory(work, out, inputs, MARKER)
+    except BaseException:
+        if created and out.is_dir() and not _contents(out):
+            shutil.rmtree(out, ignore_errors=True)  # nothing but the lock: leave no empty folder behind
+        raise
+    return report
 
 
 __all__ = ["Arm", "MARKER", "load_tokenizer", "run_probe"]

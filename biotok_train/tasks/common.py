@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
 from biotok.datadir import corpora_dir
-from biotok.errors import CorpusError, DataError
+from biotok.errors import ConfigError, CorpusError, DataError
 from biotok.io import open_text, sha256_files
 
 PathLike = str | os.PathLike[str]
@@ -71,9 +71,14 @@ def corpus_file(corpora: PathLike | None, rel: str, task: str) -> Path:
 def cache_root(explicit: PathLike | None = None) -> Path:
     """Where derived data is built: ``explicit``, else ``$BIOTOK_CACHE``, else ~/.cache/biotok."""
     if explicit is not None:
-        return Path(explicit).expanduser()
-    env = os.environ.get(CACHE_ENV, "").strip()
-    return Path(env).expanduser() if env else Path.home() / ".cache" / "biotok"
+        root, named = Path(explicit).expanduser(), str(explicit)
+    else:
+        env = os.environ.get(CACHE_ENV, "").strip()
+        root = Path(env).expanduser() if env else Path.home() / ".cache" / "biotok"
+        named = f"{CACHE_ENV}={env}" if env else str(root)
+    if root.exists() and not root.is_dir():
+        raise ConfigError(f"cache folder {named} is a file, not a folder; set {CACHE_ENV} to a folder")
+    return root
 
 
 def cached_build(

@@ -94,6 +94,8 @@ def _rows(path: PathLike, required: Sequence[str]) -> Iterator[tuple[str, dict[s
         if header is None:
             return
         header = [h.strip() for h in header]
+        if header and header[0].startswith("\ufeff"):  # a byte-order mark (Excel's "UTF-8 with BOM"): not a name
+            header[0] = header[0][1:].strip()
         twice = sorted({h for h in header if header.count(h) > 1})
         if twice:
             raise CorpusError(f"{name}:1: the header names column(s) {', '.join(twice)[:100]} twice")

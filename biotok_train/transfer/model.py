@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 from pathlib import Path
@@ -20,15 +19,14 @@ log = logging.getLogger("biotok_train.transfer")
 
 
 def _read_config(model_dir: Path) -> dict:
-    f = model_dir / "config.json"
+    """config.json, checked by the one model check (:func:`biotok_train.hf_models.model_config`)."""
+    from biotok_train.hf_models import model_config  # lazy: hf_models imports transformers helpers
+
     if not model_dir.is_dir():
         raise TransferError(f"model directory not found: {model_dir}")
-    if not f.is_file():
+    if not (model_dir / "config.json").is_file():
         raise TransferError(f"{model_dir} is not a Hugging Face model directory (no config.json)")
-    try:
-        return json.loads(f.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise TransferError(f"{f} is not valid JSON: {e}") from None
+    return model_config(model_dir)
 
 
 def _model_class(model_dir: Path, cfg: dict, *, generator: bool = False):
@@ -115,7 +113,7 @@ def transfer(
 
     A bare encoder (``BertModel``, a sentence-transformers folder) gets a new masked-LM head first
     (:func:`biotok_train.hf_models.load_masked_lm`)."""
-    from biotok_train.hf_models import encoder_dir
+    from biotok_train.hf_models import check_model, encoder_dir  # lazy: transformers helpers
 
     model_dir = Path(model_dir)
     if model_dir.is_dir():
@@ -128,6 +126,7 @@ def transfer(
     plan = plan_transfer(old, new, config.method)
 
     model = _load_model(cls, model_dir)
+    check_model(model, old, model_dir)
     generator = None
     if electra_pair:
         gen_cfg = _read_config(model_dir / "generator")

@@ -41,9 +41,9 @@ def test_compression_detected_by_content_not_name(tmp_path):
 
 def test_jsonl_field_and_multiline_text(tmp_path):
     p = tmp_path / "docs.jsonl.xz"
-    rows = [{"text": "a b\nc", "id": 1}, {"text": "d", "id": 2}]
+    rows = [{"text": "a b\nc\n\n  e\r\n", "id": 1}, {"text": "d", "id": 2}]
     _write(p, lzma.open, "\n".join(json.dumps(r) for r in rows) + "\n")
-    assert list(iter_lines([p])) == ["a b", "c", "d"]
+    assert list(iter_lines([p])) == ["a b c e", "d"]  # a record is one document, its lines joined by a space
     q = tmp_path / "other.jsonl"
     q.write_text(json.dumps({"body": "x y"}) + "\n", encoding="utf-8")
     assert list(iter_lines([q], field_name="body")) == ["x y"]

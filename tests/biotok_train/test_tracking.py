@@ -22,6 +22,26 @@ def test_none_writes_nothing_and_bad_values_are_refused(tmp_path):
     with Tracker(tmp_path, "none") as t:
         t.scalars(1, {"loss": 1.0})
     assert not any(tmp_path.iterdir())
-    assert resolve_report_to("auto") == "tensorboard"  # installed with the [train] extra
     with pytest.raises(ConfigError, match="wandb"):
         resolve_report_to("wandb")
+
+
+@pytest.mark.parametrize("installed", [True, False])
+def test_auto_follows_whether_tensorboard_is_installed(tmp_path, monkeypatch, installed):
+    """``auto`` writes events when tensorboard can be imported and nothing (no error) when it
+    cannot; ``tensorboard`` without the package is one line saying what to install."""
+    import importlib.util
+
+    import biotok_train.tracking as tracking
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(tracking.importlib.util, "find_spec",
+                        lambda name, *a: (real(name, *a) if installed else None) if name == "tensorboard"
+                        else real(name, *a))
+    assert resolve_report_to("auto") == ("tensorboard" if installed else "none")
+    with Tracker(tmp_path, "auto") as t:
+        t.scalars(1, {"loss": 1.0})
+    assert (tmp_path / "tensorboard").is_dir() == installed
+    if not installed:
+        with pytest.raises(ConfigError, match="pip install tensorboard"):
+            resolve_report_to("tensorboard")

@@ -706,3 +706,62 @@ def test_sigterm_while_the_tokenizers_trainer_is_fed_stops_at_once(tmp_path):
     assert p.returncode == 143, "".join(err)
     assert "Traceback" not in "".join(err)
     assert not out.exists() and leftovers(out.parent, "tok") == [] and sorted(os.listdir(scratch)) == []
+
+
+# --- issue 33: a tokenizer's sizes checked at the door ----------------------------------------------------
+@pytest.mark.parametrize("damage", ["id-2e9", "nested-50000"])
+@pytest.mark.parametrize("cmd", ["compare", "report"])
+def test_tokenizer_sizes_are_checked_at_the_door(tmp_path, tok, corpus, cmd, damage):
+    """An id of 2,000,000,000: numpy's _ArrayMemoryError (14.9 GiB); 50,000 levels: RecursionError."""
+    bad = tmp_path / "bad"
+    _copy_tok(tok, bad)
+    if damage == "id-2e9":
+        d = json.loads((bad / "tokenizer.json").read_text(encoding="utf-8"))
+        d["model"]["vocab"][list(d["model"]["vocab"])[-1]] = 2_000_000_000
+        (bad / "tokenizer.json").write_text(json.dumps(d), encoding="utf-8")
+    else:
+        (bad / "tokenizer.json").write_text("[" * 50_000 + "]" * 50_000, encoding="utf-8")
+    out = tmp_path / "rep"
+    extra = ("--out", out, "--no-progress") if cmd == "report" else ()
+    line = assert_contract(run(cmd, bad, "--corpus", corpus, *extra), PROG, bad)
+    assert ("2,000,000,000" in line) if damage == "id-2e9" else ("nested too deeply" in line)
+    assert not out.exists()
+
+
+# --- issue 33, the smaller ones ----------------------------------------------------------------------------
+@pytest.mark.parametrize("kind", ["missing", "a-file"])
+def test_shared_data_that_is_not_a_folder_is_named(tmp_path, corpus, monkeypatch, kind):
+    """The alias lookup failed under '/nope/tokenizers/...' without saying the variable names nothing."""
+    where = tmp_path / "nope"
+    if kind == "a-file":
+        where.write_text("x")
+    monkeypatch.setenv("BIOTOK_SHARED_DATA", str(where))
+    monkeypatch.delenv("BIOTOK_TOKENIZERS_DIR", raising=False)
+    assert_contract(run("compare", "camemberta", "--corpus", corpus), PROG, f"BIOTOK_SHARED_DATA={where}")
+
+
+def test_plot_in_a_folder_that_is_a_file(tmp_path, tok, corpus):
+    """'folder afile does not exist' when afile is a file."""
+    afile = tmp_path / "afile"
+    afile.write_text("keep")
+    r = run("compare", tok, "--corpus", corpus, "--plot", afile / "x.png")
+    assert_contract(r, PROG, afile, "is a file, not a folder")
+    assert afile.read_text() == "keep"
+
+
+def test_counts_file_with_windows_line_endings(tmp_path):
+    """'c.tsv:1: expected word<TAB>count ..., got 'le\\t5'': the carriage return was not named."""
+    words = {"le": 50, "patient": 40, "présente": 30, "une": 30, "fièvre": 20, "élevée": 10}
+    lf, crlf = tmp_path / "lf.tsv", tmp_path / "crlf.tsv"
+    lf.write_bytes("".join(f"{w}\t{n}\n" for w, n in words.items()).encode())
+    crlf.write_bytes("".join(f"{w}\t{n}\r\n" for w, n in words.items()).encode())
+    for f in (lf, crlf):
+        r = run("train", "--from-counts", f, "--algo", "wordpiece", "--vocab-size", 50, "--out", tmp_path / f.stem,
+                "-q")
+        assert r.exit_code == 0, r.output
+    assert (tmp_path / "crlf" / "tokenizer.json").read_bytes() == (tmp_path / "lf" / "tokenizer.json").read_bytes()
+
+
+def test_sweep_help_mentions_the_zipf_fit():
+    r = run("sweep", "--help")
+    assert r.exit_code == 0 and "Zipf" in r.output

@@ -681,3 +681,414 @@ def test_ablate_never_writes_into_a_folder_that_is_not_its_own(tmp_path, tok, co
             "--ner-max-steps", 1, "--n-words", 5, "--out", out, "-q")
     assert_contract(r, PROG, out, named)
     assert tree_digest(watched) == before
+
+
+# --- issue 33: the newest commands under bad input and faults ------------------------------------------
+PROBE = ("--steps", 2, "--batch-size", 2, "--seq-len", 16, "--layers", 1, "--hidden", 16, "--heads", 1,
+         "--n-resamples", 20, "-q")
+
+
+@pytest.fixture(scope="module")
+def held(base, sample_lines):
+    p = base / "held.txt"
+    p.write_text("\n".join(sample_lines[-12:]) + "\n", encoding="utf-8")
+    return p
+
+
+@pytest.fixture(scope="module")
+def probe_done(base, tok, corpus, held):
+    out = base / "probe"
+    r = run("probe", tok, "--corpus", corpus, "--heldout", held, *PROBE, "--out", out)
+    assert r.exit_code == 0, r.output
+    return out
+
+
+def _report(probe: Path) -> dict:
+    """probe.json but its command line (which names the folder)."""
+    return {k: v for k, v in json.loads((probe / "probe.json").read_text()).items() if k != "command"}
+
+
+def _digest_without_lock(root: Path) -> dict:
+    return {k: v for k, v in tree_digest(root).items() if k != ".biotok.lock"}
+
+
+def test_probe_force_keeps_the_previous_probe_until_the_new_one_is_complete(tmp_path, probe_done, tok, corpus, held,
+                                                                            monkeypatch):
+    """``probe --force`` removed the previous probe first: SIGTERM while the new one trained left
+    only probe-config.json and timings.json."""
+    import signal
+
+    import biotok_train.probe.model as pm
+
+    p = _copy(probe_done, tmp_path / "p")
+    before = _digest_without_lock(p)
+    real = pm.train
+
+    def terminated(*a, **k):
+        os.kill(os.getpid(), signal.SIGTERM)
+        return real(*a, **k)
+
+    monkeypatch.setattr(pm, "train", terminated)
+    r = run("probe", tok, "--corpus", corpus, "--heldout", held, *PROBE, "--steps", 3, "--force", "--out", p)
+    assert r.exit_code == 143, r.output
+    assert _digest_without_lock(p) == before  # the previous probe, whole
+    monkeypatch.setattr(pm, "train", real)
+    r = run("probe", tok, "--corpus", corpus, "--heldout", held, *PROBE, "--steps", 3, "--force", "--out", p)
+    assert r.exit_code == 0, r.output
+    assert json.loads((p / "probe-config.json").read_text())["recipe"]["steps"] == 3
+    assert json.loads((p / "probe.json").read_text())["setup"]["steps"] == 3
+    assert not [q.name for q in tmp_path.iterdir() if q.name.startswith(".p.")]  # nothing left aside
+
+
+def test_two_probes_into_one_out(tmp_path, probe_done, tok, corpus, held):
+    """Both exited 0 and the folder mixed both recipes; now the second is refused at once."""
+    from biotok.output import run_lock
+
+    p = _copy(probe_done, tmp_path / "p")
+    with run_lock(p, "probe"):  # another probe holds the folder
+        before = _digest_without_lock(p)
+        r = run("probe", tok, "--corpus", corpus, "--heldout", held, *PROBE, "--steps", 3, "--force", "--out", p)
+        assert_contract(r, PROG, p, "in use by another probe run")
+        assert _digest_without_lock(p) == before
+
+
+@pytest.mark.parametrize("damage", ["run-truncated", "run-doc-bits", "timings-array"])
+def test_probe_recomputes_a_damaged_cache(tmp_path, probe_done, tok, corpus, held, damage):
+    """A truncated run JSON, one whose numbers do not fit the held-out text, or timings.json holding
+    ``[]``: a traceback on rerun; now recomputed, with the same report."""
+    p = _copy(probe_done, tmp_path / "p")
+    run_file = next((p / "runs").rglob("seed0.json"))
+    if damage == "run-truncated":
+        run_file.write_bytes(run_file.read_bytes()[:40])
+    elif damage == "run-doc-bits":
+        obj = json.loads(run_file.read_text())
+        run_file.write_text(json.dumps({**obj, "doc_bits": obj["doc_bits"][:2]}))
+    else:
+        (p / "timings.json").write_text("[]")
+    r = run("probe", tok, "--corpus", corpus, "--heldout", held, *PROBE, "--out", p)
+    assert r.exit_code == 0, r.output
+    assert _report(p) == _report(probe_done)
+    assert json.loads(run_file.read_text())["doc_bits"] == json.loads(
+        next((probe_done / "runs").rglob("seed0.json")).read_text())["doc_bits"]
+    assert isinstance(json.loads((p / "timings.json").read_text()), dict)
+
+
+def test_probe_refuses_a_damaged_probe_config_in_one_line(tmp_path, probe_done, tok, corpus, held):
+    p = _copy(probe_done, tmp_path / "p")
+    (p / "probe-config.json").write_text('{"recipe": {"steps": 2')
+    before = _digest_without_lock(p)
+    r = run("probe", tok, "--corpus", corpus, "--heldout", held, *PROBE, "--out", p)
+    assert_contract(r, PROG, p / "probe-config.json", "damaged", "--force")
+    assert _digest_without_lock(p) == before
+
+
+def test_probe_cache_is_keyed_by_the_text_the_arm_saw(tmp_path, tok, corpus, held):
+    """With --fair the text depends on every arm's normalization: adding a lowercasing arm changes
+    the first arm's text, and its cached run (keyed by tokenizer alone) was reused, stale."""
+    from biotok.cli import main as biotok_main
+
+    lower = tmp_path / "lower"
+    r = CliRunner().invoke(biotok_main, ["train", str(corpus), "--algo", "wordpiece", "--vocab-size", "400", "--lower",
+                                         "--out", str(lower), "-q"])
+    assert r.exit_code == 0, r.output
+    p, fresh = tmp_path / "p", tmp_path / "fresh"
+    assert run("probe", tok, "--corpus", corpus, "--heldout", held, *PROBE, "--fair", "--out", p).exit_code == 0
+    r = run("probe", tok, lower, "--corpus", corpus, "--heldout", held, *PROBE, "--fair", "--out", p)
+    assert r.exit_code == 0, r.output
+    r = run("probe", tok, lower, "--corpus", corpus, "--heldout", held, *PROBE, "--fair", "--out", fresh)
+    assert r.exit_code == 0, r.output
+    got, want = (json.loads((d / "probe.json").read_text())["arms"][0] for d in (p, fresh))
+    assert got["bits_per_char"] == want["bits_per_char"]
+    from biotok_train.tracking import resolve_report_to
+
+    if resolve_report_to("auto") == "tensorboard":  # its TensorBoard events were written again too
+        run0 = next((p / "runs").glob("tok-*/seed0.json"))
+        assert (run0.with_suffix("") / "key").read_text().strip() == json.loads(run0.read_text())["key"]
+
+
+def test_a_jsonl_record_is_one_document(tmp_path, tok, sample_lines):
+    """Each record's text was split at its newlines: 152 held-out cases became 308 documents."""
+    train, heldout = tmp_path / "train.jsonl", tmp_path / "held.jsonl"
+    train.write_text("".join(json.dumps({"text": "\n".join(sample_lines[i:i + 3])}) + "\n" for i in range(0, 60, 3)),
+                     encoding="utf-8")
+    heldout.write_text("".join(json.dumps({"text": f"{a}\n\n{b}"}) + "\n"
+                               for a, b in zip(sample_lines[-10::2], sample_lines[-9::2])), encoding="utf-8")
+    r = run("probe", tok, "--corpus", train, "--heldout", heldout, *PROBE, "--out", tmp_path / "p")
+    assert r.exit_code == 0, r.output
+    setup = json.loads((tmp_path / "p" / "probe.json").read_text())["setup"]
+    assert (setup["train_documents"], setup["heldout_documents"]) == (20, 5)
+
+
+# --- the pretraining checkpoint: tensors and plain data only; SIGTERM is Ctrl-C --------------------------
+class _Planted:
+    """An object whose unpickling makes a folder: what a crafted state.pt would run."""
+
+    def __init__(self, where: str) -> None:
+        self.where = where
+
+    def __reduce__(self):
+        return (os.mkdir, (self.where,))
+
+
+def test_mlm_resume_never_unpickles_code(tmp_path, model, data):
+    import torch
+
+    run_dir = _copy(model, tmp_path / "run")
+    planted = tmp_path / "planted"
+    torch.save({"module": {}, "planted": _Planted(str(planted))}, run_dir / "checkpoint" / "state.pt")
+    r = run("mlm", data, "--steps", 2, "--batch-size", 2, "--device", "cpu", "--resume", "--out", run_dir,
+            "--no-progress")
+    assert_contract(r, PROG, run_dir / "checkpoint" / "state.pt", "refused", "mkdir")
+    assert not planted.exists()
+
+
+@pytest.mark.parametrize("how", ["truncated", "not-a-state"])
+def test_mlm_resume_from_a_damaged_state(tmp_path, model, data, how):
+    import torch
+
+    run_dir = _copy(model, tmp_path / "run")
+    state = run_dir / "checkpoint" / "state.pt"
+    if how == "truncated":
+        state.write_bytes(state.read_bytes()[: state.stat().st_size // 2])
+    else:
+        torch.save([1, 2, 3], state)
+    before = tree_digest(run_dir)
+    r = run("mlm", data, "--steps", 2, "--batch-size", 2, "--device", "cpu", "--resume", "--out", run_dir,
+            "--no-progress")
+    assert_contract(r, PROG, state, "damaged")
+    assert tree_digest(run_dir) == before
+
+
+def test_mlm_resume_on_a_full_disk_names_the_run(mounts, model, data):
+    """A full disk while saving was a line naming no file ('cannot read or write a file')."""
+    full = mounts.full(populate=lambda m: shutil.copytree(model, m / "run"), size="16m")
+    r = run("mlm", data, "--steps", 2, "--batch-size", 2, "--device", "cpu", "--resume", "--out", full / "run",
+            "--no-progress", "--report-to", "none")
+    assert_contract(r, PROG, full / "run", "no space left")
+    assert not (full / "run" / "checkpoint" / "state.tmp").exists()
+
+
+def test_sigterm_saves_a_checkpoint_like_ctrl_c(tmp_path, data, monkeypatch):
+    """SIGTERM (what Ray and SLURM send) stopped mlm mid-step with no checkpoint; the folder then
+    could neither be resumed nor rerun. Now: a checkpoint, exit 143, and the resumed run ends
+    byte-identical to one never stopped."""
+    import signal
+
+    import biotok_train.pretrain.loop as loop
+
+    args = ("--steps", 4, "--batch-size", 2, "--device", "cpu", "--no-progress")
+    assert run("mlm", data, *args, "--out", tmp_path / "straight").exit_code == 0
+    real, calls = loop.mask_tokens, {"n": 0}
+
+    def terminating(*a, **k):
+        calls["n"] += 1
+        if calls["n"] == 2:  # during step 2
+            os.kill(os.getpid(), signal.SIGTERM)
+        return real(*a, **k)
+
+    monkeypatch.setattr(loop, "mask_tokens", terminating)
+    r = run("mlm", data, *args, "--out", tmp_path / "run")
+    assert r.exit_code == 143 and "terminated (SIGTERM)" in r.stderr, r.output
+    assert json.loads((tmp_path / "run" / "biotok_pretrain.json").read_text())["step"] == 2
+    monkeypatch.setattr(loop, "mask_tokens", real)
+    r = run("mlm", data, *args, "--resume", "--out", tmp_path / "run")
+    assert r.exit_code == 0, r.output
+    assert (tmp_path / "run" / "model.safetensors").read_bytes() == (
+        tmp_path / "straight" / "model.safetensors").read_bytes()
+
+
+# --- sizes bounded at the door: a tokenizer's ids and nesting, a probe's shape ---------------------------
+def _big_id_tokenizer(tok: Path, dest: Path) -> Path:
+    t = _copy(tok, dest)
+    d = json.loads((t / "tokenizer.json").read_text(encoding="utf-8"))
+    d["model"]["vocab"][list(d["model"]["vocab"])[-1]] = 2_000_000_000
+    (t / "tokenizer.json").write_text(json.dumps(d), encoding="utf-8")
+    return t
+
+
+def _deep_tokenizer(tok: Path, dest: Path) -> Path:
+    t = _copy(tok, dest)
+    (t / "tokenizer.json").write_text("[" * 50_000 + "]" * 50_000, encoding="utf-8")
+    return t
+
+
+@pytest.mark.parametrize("damage", ["id-2e9", "nested-50000"])
+@pytest.mark.parametrize("cmd", ["probe", "prepare", "transfer"])
+def test_tokenizer_sizes_are_checked_at_the_door(tmp_path, tok, corpus, held, model, cmd, damage):
+    """An id of 2,000,000,000: a 14.9 GiB numpy error (probe) or a Rust abort, exit 134 (prepare,
+    transfer); 50,000 levels of nesting: RecursionError."""
+    bad = (_big_id_tokenizer if damage == "id-2e9" else _deep_tokenizer)(tok, tmp_path / "bad")
+    out = tmp_path / "out"
+    if cmd == "probe":
+        r = run("probe", bad, "--corpus", corpus, "--heldout", held, *PROBE, "--out", out)
+    elif cmd == "prepare":
+        r = run("prepare", corpus, "-t", bad, "--seq-len", 32, "--out", out, "--no-progress")
+    else:
+        r = run("transfer", model, "-t", bad, "--out", out)
+    line = assert_contract(r, PROG, bad)
+    assert ("2,000,000,000" in line) if damage == "id-2e9" else ("nested too deeply" in line)
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("option", [("--hidden", 1048576), ("--layers", 1000000)])
+def test_probe_model_sizes_have_a_range(tmp_path, tok, corpus, held, option):
+    """They asked the allocator for 13 TB."""
+    r = run("probe", tok, "--corpus", corpus, "--heldout", held, *PROBE, *option, "--out", tmp_path / "p")
+    assert_contract(r, PROG, option[0], "out of range")
+    assert not (tmp_path / "p").exists()
+
+
+# --- one model check for every command that loads a model ----------------------------------------------
+@pytest.fixture(scope="module")
+def ner_model(base, model, bio):
+    """A model fine-tuned for NER: no masked-LM head."""
+    r = run("ner", model, "--data", bio, "--epochs", 1, "--max-steps", 1, "--out", base / "ner", "-q")
+    assert r.exit_code == 0, r.output
+    return next(p.parent for p in (base / "ner").rglob("config.json"))
+
+
+@pytest.mark.parametrize("cmd", ["fill-mask", "eval-mlm"])
+def test_a_model_without_masked_lm_head_is_refused(ner_model, corpus, cmd):
+    """A fine-tuned NER model got a random head: exit 0, other answers each run."""
+    args = ("fill-mask", ner_model, "Le patient présente une [MASK] .") if cmd == "fill-mask" else (
+        "eval-mlm", ner_model, "--corpus", corpus, "--n-words", 5)
+    r = run(*args)
+    assert_contract(r, PROG, ner_model, "no masked-LM head")
+
+
+def _bigger_tokenizer(tmp_path: Path, model: Path) -> Path:
+    """The model with a tokenizer of more ids than its embedding has rows."""
+    m = _copy(model, tmp_path / "m")
+    d = json.loads((m / "tokenizer.json").read_text(encoding="utf-8"))
+    top = max(d["model"]["vocab"].values())
+    d["model"]["vocab"].update({f"extra{i}": top + 1 + i for i in range(600)})
+    (m / "tokenizer.json").write_text(json.dumps(d), encoding="utf-8")
+    return m
+
+
+@pytest.mark.parametrize("cmd", ["fill-mask", "eval-mlm", "finetune"])
+def test_a_tokenizer_larger_than_the_embedding_is_refused(tmp_path, model, corpus, bio, cmd):
+    """IndexError mid-run."""
+    m = _bigger_tokenizer(tmp_path, model)
+    if cmd == "fill-mask":
+        r = run("fill-mask", m, "extra5 [MASK] extra599")
+    elif cmd == "eval-mlm":
+        r = run("eval-mlm", m, "--corpus", corpus, "--n-words", 5)
+    else:
+        r = run("ner", m, "--data", bio, "--epochs", 1, "--max-steps", 1, "--out", tmp_path / "res", "-q")
+    assert_contract(r, PROG, m, "embedding")
+
+
+@pytest.mark.parametrize("damage", ["truncated", "vocab-size-negative", "architectures-int"])
+@pytest.mark.parametrize("cmd", ["fill-mask", "eval-mlm", "transfer", "finetune"])
+def test_a_damaged_config_json_is_one_line(tmp_path, model, tok, corpus, bio, cmd, damage):
+    m = _copy(model, tmp_path / "m")
+    cfg = m / "config.json"
+    if damage == "truncated":
+        cfg.write_text(cfg.read_text()[:50])
+    else:
+        d = json.loads(cfg.read_text())
+        d.update({"vocab_size": -5} if damage == "vocab-size-negative" else {"architectures": [7]})
+        cfg.write_text(json.dumps(d))
+    before = tree_digest(m)
+    if cmd == "fill-mask":
+        r = run("fill-mask", m, "Le patient présente une [MASK] .")
+    elif cmd == "eval-mlm":
+        r = run("eval-mlm", m, "--corpus", corpus, "--n-words", 5)
+    elif cmd == "transfer":
+        r = run("transfer", m, "-t", tok, "--out", tmp_path / "out")
+    else:
+        r = run("ner", m, "--data", bio, "--epochs", 1, "--max-steps", 1, "--out", tmp_path / "res", "-q")
+    assert_contract(r, PROG, cfg)
+    assert tree_digest(m) == before
+
+
+# --- the smaller ones ------------------------------------------------------------------------------------
+def test_ner_without_any_entity_writes_json_and_no_warnings(tmp_path, model):
+    """NaN in results.json (not JSON) and numpy's 'Mean of empty slice' despite -q."""
+    d = tmp_path / "noent"
+    d.mkdir()
+    (d / "train.tsv").write_text("Le\tO\npatient\tB-X\n.\tO\n\n", encoding="utf-8")
+    for split in ("dev", "test"):
+        (d / f"{split}.tsv").write_text("Le\tO\npatient\tO\n.\tO\n\n", encoding="utf-8")
+    r = run("ner", model, "--data", d, "--epochs", 1, "--max-steps", 1, "--out", tmp_path / "res", "-q")
+    assert r.exit_code == 0, r.output
+    assert "Warning" not in r.stderr, r.stderr
+
+    def refuse(token):
+        raise AssertionError(f"{token} in results.json")
+
+    res = json.loads((tmp_path / "res" / "results.json").read_text(encoding="utf-8"), parse_constant=refuse)
+    assert res["macro_f1"] == 0.0
+
+
+def _bases(env: dict) -> "subprocess.CompletedProcess":
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "biotok_train.bases", "minilm"], capture_output=True, text=True,
+                          env={**os.environ, **env}, timeout=300)
+
+
+def test_bases_with_a_cache_that_is_a_file(tmp_path):
+    """NotADirectoryError traceback."""
+    from tests._contract import assert_proc_contract
+
+    f = tmp_path / "afile"
+    f.write_text("x")
+    p = _bases({"BIOTOK_CACHE": str(f)})
+    assert_proc_contract(p, "python -m biotok_train.bases", f"BIOTOK_CACHE={f}", "not a folder")
+
+
+def test_bases_without_network_names_the_program_and_leaves_nothing(tmp_path):
+    """'error: cannot download ...' without the program's name, and an empty wheels/ folder left."""
+    from tests._contract import assert_proc_contract
+
+    cache = tmp_path / "cache"
+    p = _bases({"BIOTOK_CACHE": str(cache), "PIP_INDEX_URL": "http://127.0.0.1:9/simple", "PIP_RETRIES": "0",
+                "PIP_TIMEOUT": "2", "PIP_FIND_LINKS": "", "PIP_NO_INDEX": ""})
+    assert_proc_contract(p, "python -m biotok_train.bases", "cannot download")
+    assert not cache.exists()
+
+
+def _st_folder(model: Path, dest: Path) -> Path:
+    """The older sentence-transformers layout: the transformer (and its tokenizer) in 0_Transformer/."""
+    shutil.copytree(model, dest / "0_Transformer")
+    (dest / "1_Pooling").mkdir()
+    (dest / "1_Pooling" / "config.json").write_text('{"word_embedding_dimension": 16}')
+    (dest / "modules.json").write_text(json.dumps([
+        {"idx": 0, "name": "0", "path": "0_Transformer", "type": "sentence_transformers.models.Transformer"},
+        {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"}]))
+    return dest
+
+
+def test_prepare_takes_a_sentence_transformers_folder(tmp_path, model, corpus):
+    """Documented for prepare -t, but refused ('holds no tokenizer')."""
+    st = _st_folder(model, tmp_path / "st")
+    r = run("prepare", corpus, "-t", st, "--seq-len", 32, "--out", tmp_path / "data", "--no-progress")
+    assert r.exit_code == 0, r.output
+    meta = json.loads((tmp_path / "data" / "meta.json").read_text())
+    assert meta["tokenizer"]["fingerprint"] == json.loads(
+        (model / "biotok_pretrain.json").read_text())["tokenizer_fingerprint"]
+
+
+def test_finetune_tsv_header_with_a_byte_order_mark(tmp_path, model, cls_tsv):
+    """'lacks column text ... got text': the BOM was part of the first column's name."""
+    bom = tmp_path / "bom.tsv"
+    bom.write_bytes("\ufeff".encode() + cls_tsv.read_bytes())
+    r = _ft(model, bom, cls_tsv, cls_tsv, tmp_path / "res")
+    assert r.exit_code == 0, r.output
+
+
+def test_an_out_name_with_a_newline_and_a_code_fence_keeps_the_card_whole(tmp_path, model, cls_tsv):
+    """The name closed the card's code block and put raw HTML outside any."""
+    from markdown_it import MarkdownIt
+
+    out = tmp_path / "res\n```\n<img src=x onerror=alert(1)>"
+    r = _ft(model, cls_tsv, cls_tsv, cls_tsv, out)
+    assert r.exit_code == 0, r.output
+    card = (out / "README.md").read_text(encoding="utf-8")
+    tokens = MarkdownIt("commonmark").parse(card.split("---\n", 2)[2])
+    assert not [t for t in tokens if t.type in ("html_block", "html_inline")]
+    assert [t.info for t in tokens if t.type == "fence"] == ["bash", "python"]  # the command and the usage, whole
+    assert "<img" not in MarkdownIt("commonmark").render(card.split("---\n", 2)[2])

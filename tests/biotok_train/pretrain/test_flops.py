@@ -7,14 +7,51 @@ import pytest
 from biotok_train.pretrain import flops as F
 
 
-def test_flops_per_token_of_bert_base():
-    L, d, i, s, V = 12, 768, 3072, 128, 32000
-    dense = L * (4 * d * d + 2 * d * i)  # 84.9 M weights in the layers' matmuls
-    expected = 6 * dense + 12 * L * d * s + 6 * (d * d + d * V) * 0.15
-    assert F.flops_per_token(L, d, i, s, V, 0.15) == pytest.approx(expected)
-    assert 5.4e8 < expected < 5.5e8
+def _measured(module, objective: str, batch: int = 4, seq_len: int = 64, masked: int = 38):
+    """(FLOPs torch counts for one training step of ``module``, tokens, masked positions): a
+    forward and backward under ``torch.utils.flop_counter.FlopCounterMode`` (matmuls, as the formula)."""
+    import torch
+    from torch.utils.flop_counter import FlopCounterMode
+
+    g = torch.Generator().manual_seed(0)
+    ids = torch.randint(5, 500, (batch, seq_len), generator=g)
+    labels = torch.full((batch, seq_len), -100)
+    pos = torch.randperm(batch * seq_len, generator=g)[:masked]
+    labels.view(-1)[pos] = ids.view(-1)[pos]
+    kw = dict(input_ids=ids, attention_mask=torch.ones_like(ids), token_type_ids=torch.zeros_like(ids), labels=labels)
+    if objective == "electra":
+        kw["original_ids"] = ids
+    with FlopCounterMode(display=False) as counter:
+        module(**kw)["loss"].backward()
+    return counter.get_total_flops(), batch * seq_len, masked
+
+
+def test_flops_per_token_is_what_torch_counts_for_a_bert_mlm_step():
+    """The formula against torch's own count of a real training step (not against itself)."""
+    torch = pytest.importorskip("torch")
+    from biotok_train.pretrain.models import Vocab, build
+
+    torch.manual_seed(0)
+    module = build("mlm", "bert", "tiny", Vocab(500, 0, 1, 2, 3), 64)
+    flops, tokens, masked = _measured(module, "mlm")
+    assert F.module_flops_per_token(module, 64, masked / tokens) * tokens == pytest.approx(flops, rel=1e-6)
     # seq 512 costs more per token only through attention
-    assert F.flops_per_token(L, d, i, 512, V, 0.15) - expected == pytest.approx(12 * L * d * (512 - 128))
+    L, d, i, V = 12, 768, 3072, 32000
+    assert F.flops_per_token(L, d, i, 512, V, 0.15) - F.flops_per_token(L, d, i, 128, V, 0.15) == pytest.approx(
+        12 * L * d * (512 - 128))
+
+
+@pytest.mark.xfail(strict=True, reason="flops.py counts the ELECTRA generator's head as d² + d·V and leaves out its "
+                   "embedding projection; with embedding_size != hidden (every ELECTRA generator) it undercounts "
+                   "(2.5 % at size tiny): biotok_train/pretrain/flops.py, not in this issue's files")
+def test_flops_per_token_is_what_torch_counts_for_an_electra_step():
+    torch = pytest.importorskip("torch")
+    from biotok_train.pretrain.models import Vocab, build
+
+    torch.manual_seed(0)
+    module = build("electra", "bert", "tiny", Vocab(500, 0, 1, 2, 3), 64)
+    flops, tokens, masked = _measured(module, "electra")
+    assert F.module_flops_per_token(module, 64, masked / tokens) * tokens == pytest.approx(flops, rel=1e-6)
 
 
 def test_mfu_and_peaks():
