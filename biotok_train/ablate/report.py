@@ -102,7 +102,9 @@ def _arm_of(key: str) -> str:
     parts = key.split("/")
     if parts[0] in ("pretrain", "evaluate", "finetune", "curve", "floor-model") and len(parts) > 2:
         return parts[2]
-    return parts[0] if len(parts) == 1 else f"{parts[0]}.{parts[-1] if parts[0] != 'init' else parts[1]}"
+    if parts[0] == "transfer" and len(parts) == 3:  # transfer/METHOD/VOCAB
+        return f"transfer-{parts[1]}.{parts[2]}"
+    return f"{parts[0]}.{parts[1]}" if len(parts) > 1 else parts[0]  # prepare/V, init/V/pP, probe
 
 
 def catch_up_sentences(gaps: Sequence[dict], res: Results) -> list[str]:
@@ -332,7 +334,7 @@ def _recipe_section(cfg: AblationConfig, tasks: dict, arms: list[ArmResult], out
             + f", early stopping on dev (patience {ft.patience}); scored on test. Seed pairs per arm and task: {seeds}.",
             "- Tasks: " + "; ".join(f"{t['name']} ({t['type']}, {t['metric']}, {t['n_test']} test examples)"
                                     for t in tasks.values()) + ".",
-            f"- Masked words: whole-word top-k on {arms[0].mlm_words if arms else 0} held-out words, the same for "
+            f"- Masked words: whole-word top-k on {max((a.mlm_words for a in arms), default=0)} held-out words, the same for "
             "every arm (the interval pairs the words both arms could score).",
             f"- Statistics: paired percentile bootstrap, {cfg.n_resamples} resamples of test examples (each drawn "
             "with all its seeds), fixed seed 0; verdict better/worse when the interval excludes 0.",
@@ -382,7 +384,7 @@ def plot(cfg: AblationConfig, tasks: dict, arms: list[ArmResult], comparisons: l
             ax.set_xticks(range(len(names)), names, rotation=15, fontsize=8)
             ax.set_ylim(0, min(1.0, top * 1.25))
             ax.set_title(f"{metric_label(tasks, k)} · {size}", fontsize=9)
-            if (k == MLM and mlm_floors) or (k != MLM and cfg.floor and j == 1):
+            if ((k == MLM and mlm_floors) or (k != MLM and cfg.floor and j == 1)) and ax.get_legend_handles_labels()[0]:
                 ax.legend(fontsize=7, loc="best")
     fig.suptitle(f"{cfg.budget} steps × {cfg.batch_size} × {cfg.seq_len} per arm; mean ± std over seeds "
                  f"(verdicts vs {names[0]}: {cfg.confidence:.0%} paired bootstrap)", fontsize=9)
