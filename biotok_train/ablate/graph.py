@@ -151,8 +151,11 @@ def execute(env: Any, job: Job, content: str, *upstream: Outcome) -> Outcome:
         write_json(record_path(out, job.key), {"key": job.key, "inputs": content, "result": result}, indent=None)
         write_json(cost_path(out, job.key), cost)
     except Exception as e:  # noqa: BLE001  (any failure of one job is reported, the others go on)
-        log.error("job %s failed: %s", job.key, one_line(e))
-        return Outcome(job.key, FAILED, message=one_line(e))
+        message = one_line(e)
+        if isinstance(e, OSError) and not e.filename:  # a write that failed without naming its file
+            message += f" (writing {out / job.owns[0] if job.owns else record_path(out, job.key)})"
+        log.error("job %s failed: %s", job.key, message)
+        return Outcome(job.key, FAILED, message=message)
     return Outcome(job.key, DONE, result)
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Sequence
 
 from biotok.errors import BiotokError, ConfigError, OutputExistsError
-from biotok.output import atomic_directory, run_lock
+from biotok.output import LOCK_NAME, atomic_directory, run_lock
 from biotok_train.ablate import engines
 from biotok_train.ablate.analysis import Results, arm_results, compute_statistics, verdict_sentences
 from biotok_train.ablate.command import command_line
@@ -116,7 +116,7 @@ def _check_inputs(cfg: AblationConfig, out: Path) -> dict:
     # never into what it reads; a folder with files is continued only when it is an ablation
     check_inputs(out, [p for p in (*cfg.tokenizers, *cfg.corpus, *cfg.tasks, cfg.base)
                        if p is not None and Path(p).exists()])
-    if out.is_dir() and any(out.iterdir()) and not _is_ablation(out):
+    if out.is_dir() and any(p.name != LOCK_NAME for p in out.iterdir()) and not _is_ablation(out):
         raise OutputExistsError(f"{out} is not empty and is not an ablation (no arms/, corpus split or config.json "
                                 "holding its recipe); choose another --out")
     check_can_create(out / "config.json")
