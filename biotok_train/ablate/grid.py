@@ -13,6 +13,7 @@ seed ``finetune/S/ARM/pP/TASK/fF`` (the floors' as ``finetune/S/FLOOR/...``); th
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import PurePosixPath
 from typing import Sequence
 
 from biotok_train.ablate import jobs as J
@@ -143,9 +144,7 @@ def _curve(g: Grid, cfg: AblationConfig, fp: dict, size: str, leg: Leg, legs: Se
                        f"arms/{size}/{leg.name}/k{k}", models, task)
 
 
-def _rel(size: str, leg: Leg, p: int):
-    from pathlib import PurePosixPath  # lazy: one use
-
+def _rel(size: str, leg: Leg, p: int) -> PurePosixPath:
     return PurePosixPath("arms", size, leg.name, f"p{p}")
 
 
