@@ -103,8 +103,8 @@ def run_ray(jobs: Sequence[Job], keys: Mapping[str, str], env: Any, engine: Engi
         if job.key in outcomes:
             continue
         options = {"num_cpus": 1, "max_retries": 0}
-        if job.gpus > 0 and engine.gpus_per_job > 0:
-            options["num_gpus"] = engine.gpus_per_job
+        if job.gpus > 0 and engine.gpus_per_job > 0:  # on a machine with GPUs: pretrainings take one each,
+            options["num_gpus"] = engine.gpus_per_job if job.shares_gpu else job.gpus  # fine-tunings their share
         upstream = [refs.get(n, outcomes.get(n)) for n in job.needs]
         refs[job.key] = task.options(name=job.key, **options).remote(1, env, job, keys[job.key], *upstream)
     by_ref = {ref: key for key, ref in refs.items()}

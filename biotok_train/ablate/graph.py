@@ -36,7 +36,8 @@ class Job:
 
     ``inputs``: a digest of the job's own inputs (contents and settings, no paths); ``owns``:
     folders under OUT it writes (removed before it starts over); ``gpus``: GPUs it asks of an
-    engine that schedules them (a fraction shares one)."""
+    engine that schedules them; ``shares_gpu``: it asks for the engine's per-job share instead
+    (``--gpus-per-job``: several small fine-tunings on one GPU)."""
 
     key: str
     run: Callable[..., Any]
@@ -45,6 +46,7 @@ class Job:
     inputs: str = ""
     owns: tuple[str, ...] = ()
     gpus: float = 0.0
+    shares_gpu: bool = False
 
 
 @dataclass(frozen=True)
@@ -160,12 +162,13 @@ def execute(env: Any, job: Job, content: str, *upstream: Outcome) -> Outcome:
 
 
 def _device(job: Job) -> str:
-    """Where a job ran, in words: cpu, or the GPU it was given."""
-    if job.gpus <= 0:
-        return "cpu"
-    import torch  # lazy: only GPU jobs name their device
+    """Where a job ran, in words: cpu, or the GPU this process sees (a job that used torch)."""
+    import sys  # lazy: one use
 
-    return torch.cuda.get_device_name(0) if torch.cuda.is_available() else "cpu"
+    torch = sys.modules.get("torch")  # never imported here: a job that did not use torch ran on the CPU
+    if job.gpus <= 0 or torch is None or not torch.cuda.is_available():
+        return "cpu"
+    return torch.cuda.get_device_name(0)
 
 
 def pending(out: str | os.PathLike[str], jobs: Sequence[Job], keys: Mapping[str, str]) -> dict[str, Outcome]:

@@ -93,7 +93,7 @@ def _finetunes(g: Grid, cfg: AblationConfig, fp: dict, cell: tuple, prefix: str,
                 rel = f"{rel_dir}/p{p}/{task_dir(task)}/f{f}"
                 key = g.add(Job(f"{prefix}/p{p}/{task_dir(task)}/f{f}", J.finetune, (task, model, f, rel), needs,
                                 inputs=digest(fp["task"][task], fp["base"], cfg.finetune_config(f).to_dict()), owns=(rel,),
-                                gpus=1.0))
+                                gpus=1.0, shares_gpu=True))
                 runs[f"p{p}-f{f}"] = key
 
 
@@ -109,7 +109,7 @@ def _arm(g: Grid, cfg: AblationConfig, fp: dict, size: str, leg: Leg) -> None:
         settings = [cfg.budget, cfg.batch_size, cfg.lr, cfg.seq_len, list(cfg.curve), size, p, fp["base"]]
         key = g.add(Job(pretrain_key(size, leg.name, p), J.pretrain, (size, leg.vocab, p, rel, init),
                         (f"prepare/{leg.vocab}", *needs), inputs=digest(settings),
-                        owns=(f"{rel}/model", f"{rel}/curve")))
+                        owns=(f"{rel}/model", f"{rel}/curve"), gpus=1.0))
         g.add(Job(evaluate_key(size, leg.name, p), J.evaluate, (leg.vocab, f"{rel}/model"), (key,),
                   inputs=digest(cfg.n_words)))
         models[p] = (f"{rel}/model", (key,))
