@@ -1,13 +1,14 @@
 """Time to a verdict: what each published experiment cost, read from its own files.
 
-    python benchmarks/time_to_verdict.py      # rewrites the "Time to a verdict" table of benchmarks/README.md
+    python -m benchmarks.time_to_verdict      # rewrites the "Time to a verdict" table of benchmarks/README.md
 
-Sources: ``docs/results/table9-minilm-cpu/ablation.json`` (CPU seconds of every finished job, per
-arm), ``docs/results/probe-fr/{fair,raw}/timings.json`` (CPU seconds of each probe run) and
-``docs/results/plateau-fr/plateau.json`` (CPU seconds of each chunk of training), and
-``docs/results/{minilm-fr-cpu,ablation-cpu-BUDGET}/timings.json`` (wall seconds of each part of
-the ablation, which records no CPU time; the seed-0 pretrainings of ablation-cpu-BUDGET are the
-plateau search's and count there). A folder that is not there yet is left out of the table.
+An ablation (``biotok-train ablate`` and the recipes over it: table9-minilm-cpu, minilm-fr-cpu,
+ablation-cpu-BUDGET) publishes ``costs.json``, the one cost format (``biotok-costs/1``: every
+job's CPU and wall seconds, totals and CPU seconds per arm). Results published before it are read
+from their older files until regenerated: table9's ``ablation.json`` "costs", an ablation's
+``timings.json`` (wall seconds). Also ``probe-fr/{fair,raw}/timings.json`` (CPU seconds of each
+probe run) and ``plateau-fr/plateau.json`` (CPU seconds of each chunk of training). A folder
+that is not there yet is left out of the table.
 """
 
 from __future__ import annotations
@@ -17,9 +18,7 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
-if __name__ == "__main__" and not __package__:  # run as a file: the checkout first, as with -m
-    sys.path[0] = str(Path(__file__).resolve().parents[1])
-from benchmarks._common import REPO  # noqa: E402
+from benchmarks._common import REPO
 
 RESULTS = REPO / "docs" / "results"
 README = REPO / "benchmarks" / "README.md"
@@ -30,8 +29,21 @@ def _read(path: Path):
     return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
 
 
+def costs_row(results: Path, slug: str) -> dict | None:
+    """An ablation's costs.json: CPU minutes of every job, per arm (or shared part)."""
+    c = _read(results / slug / "costs.json")
+    if not c or c.get("format") != "biotok-costs/1":
+        return None
+    arms = ", ".join(f"{arm} {sum(v.values()) / 60:.0f}" for arm, v in c["by_arm"].items())
+    return {"experiment": slug, "unit": "CPU", "minutes": c["total_cpu_s"] / 60,
+            "detail": f"{len(c['jobs'])} jobs; per arm: {arms}"}
+
+
 def table9_row(results: Path) -> dict | None:
-    a = _read(results / "table9-minilm-cpu" / "ablation.json")
+    new = costs_row(results, "table9-minilm-cpu")
+    if new:
+        return new
+    a = _read(results / "table9-minilm-cpu" / "ablation.json")  # published before costs.json
     if not a or "costs" not in a:
         return None
     c = a["costs"]
@@ -58,7 +70,10 @@ def probe_rows(results: Path) -> list[dict]:
 
 
 def ablation_row(results: Path, slug: str) -> dict | None:
-    t = _read(results / slug / "timings.json")
+    new = costs_row(results, slug)
+    if new:
+        return new
+    t = _read(results / slug / "timings.json")  # published before costs.json: wall seconds
     if not t:
         return None
     per: dict[str, float] = defaultdict(float)

@@ -456,8 +456,11 @@ def run_lock(directory: PathLike, command: str = "biotok") -> Iterator[Path]:
             holder = os.pread(fd, 200, 0).decode("utf-8", "replace").strip() or "another process"
             raise OutputExistsError(f"{d} is in use by another {command} run ({holder}); wait for it to finish "
                                     "or choose another --out") from None
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"pid {os.getpid()} on {_HOST}\n".encode(), 0)
+        try:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"pid {os.getpid()} on {_HOST}\n".encode(), 0)
+        except OSError as e:  # a full or read-only disk: name the lock file
+            raise OutputWriteError(os_error_message(e, path)) from None
         yield path
     finally:
         os.close(fd)  # closing the descriptor releases the lock

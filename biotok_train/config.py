@@ -325,7 +325,7 @@ class ProbeConfig:
         return OptimConfig(name="adamw", lr=self.lr, warmup=self.warmup, schedule="linear")
 
 
-ARMS = ("scratch", "continual", "transfer")  # how a model starts (see AblationConfig)
+ARMS = ("scratch", "continual", "transfer", "general")  # how a model starts (see AblationConfig)
 BASE_SIZE = "as-base"  # the size label of every arm when --base gives the architecture
 TRANSFER_METHODS = ("fvt", "random")  # how TransferConfig makes the rows not shared with the old vocabulary
 
@@ -337,10 +337,14 @@ class AblationConfig:
     ``finetune`` is the recipe of every task (its seed replaced by each of ``seeds``, its max
     length capped at twice ``seq_len``); ``pretrain_seeds`` x ``seeds`` runs per arm and task.
 
-    ``arms`` with a ``base`` model (PubMedBERT Table 9): ``continual`` continues the base with
-    its own vocabulary (once); per tokenizer, ``transfer`` moves the base to it
-    (``transfer_method``) and continues, ``scratch`` starts the base's architecture from random
-    weights with it. Every arm then has the base's architecture (``sizes`` does not apply).
+    ``arms`` with a ``base`` model (PubMedBERT Table 9): ``general`` is the base as it is
+    (fine-tuned only), ``continual`` continues the base with its own vocabulary (once); per
+    tokenizer, ``transfer`` moves the base to it (one arm per method of ``transfer_methods``) and
+    continues, ``scratch`` starts the base's architecture from random weights with it. Every arm
+    then has the base's architecture (``sizes`` does not apply).
+
+    ``curve``: pretraining steps (between 0 and ``budget``) at which every pretrained arm is also
+    fine-tuned on the first task (with step 0, where it starts): the learning curve.
     """
 
     tokenizers: tuple[str, ...]
@@ -363,7 +367,8 @@ class AblationConfig:
     confidence: float = 0.95
     arms: tuple[str, ...] = ("scratch",)
     base: str | None = None
-    transfer_method: str = "fvt"
+    transfer_methods: tuple[str, ...] = ("fvt",)
+    curve: tuple[int, ...] = ()
     probe: int = 0  # > 0: causal-LM probe (biotok_train.probe) of each vocabulary, that many steps per pretraining seed
 
     def __post_init__(self) -> None:
@@ -371,9 +376,16 @@ class AblationConfig:
         if not self.arms or any(a not in ARMS for a in self.arms) or len(set(self.arms)) != len(self.arms):
             raise ConfigError(f"--arms {','.join(self.arms)}: choose one or more of {', '.join(ARMS)}, each once")
         if self.base is None and set(self.arms) - {"scratch"}:
-            raise ConfigError("--arms continual and transfer start from a model: give it with --base MODEL_DIR")
-        if self.transfer_method not in TRANSFER_METHODS:
-            raise ConfigError(f"unknown --transfer-method {self.transfer_method!r} (one of {', '.join(TRANSFER_METHODS)})")
+            raise ConfigError("--arms general, continual and transfer start from a model: give it with --base MODEL_DIR")
+        object.__setattr__(self, "transfer_methods", tuple(self.transfer_methods))
+        object.__setattr__(self, "curve", tuple(sorted(set(self.curve))))
+        bad = [m for m in self.transfer_methods if m not in TRANSFER_METHODS]
+        if bad or not self.transfer_methods or len(set(self.transfer_methods)) != len(self.transfer_methods):
+            raise ConfigError(f"--transfer-methods {','.join(self.transfer_methods)}: choose one or more of "
+                              f"{', '.join(TRANSFER_METHODS)}, each once")
+        if any(not 0 < s < self.budget for s in self.curve):
+            raise ConfigError(f"--curve {','.join(map(str, self.curve))}: each step must be between 0 and --budget "
+                              f"{self.budget} (both excluded: they are always on the curve)")
         if self.base is not None:
             if tuple(self.sizes) not in (("tiny",), (BASE_SIZE,)):
                 raise ConfigError("--sizes does not apply with --base: every arm has the base model's architecture")
@@ -419,6 +431,11 @@ class AblationConfig:
         d.pop("probe")  # one more metric: it changes no arm
         return d
 
+    def settings(self) -> dict:
+        """The recipe without the paths of its inputs (corpus, tasks, base, data folder): what must be
+        equal for a resumed run; the inputs themselves are compared by their contents (ablate.keys)."""
+        return {k: v for k, v in self.recipe().items() if k not in ("corpus", "base", "data_dir")}
+
     @staticmethod
     def saved_recipe(recipe: dict) -> dict:
         """A :meth:`recipe` read back from an ablation's config.json, its fine-tuning recipe in
@@ -428,7 +445,10 @@ class AblationConfig:
         if not isinstance(recipe.get("finetune"), dict):
             return recipe
         finetune = FinetuneConfig.from_dict(recipe["finetune"]).to_dict()
-        return {**recipe, "finetune": json.loads(json.dumps(finetune))}
+        recipe = {**recipe, "finetune": json.loads(json.dumps(finetune))}
+        if "transfer_method" in recipe:  # saved before several methods could run at once
+            recipe["transfer_methods"] = [recipe.pop("transfer_method")]
+        return recipe
 
     def pretrain_config(self, size: str, seed: int, init_from: str | os.PathLike[str] | None = None):
         """One pretraining run: MLM for ``budget`` steps, a fresh BERT of ``size`` or ``init_from``'s model."""
@@ -480,6 +500,31 @@ class TransferConfig:
         check_numbers(self, {"seed": (0, SEED_MAX)})
 
 
+ENGINES = ("local", "ray")  # who runs an ablation's jobs (biotok_train.ablate.engines)
+
+
+@dataclass(frozen=True)
+class EngineConfig:
+    """Who runs the jobs of an ablation; never part of its recipe (the result is the same whatever runs it).
+
+    ``local``: in this process, in plan order (``workers``: torch threads; 0: torch's default).
+    ``ray``: Ray Core tasks on a local instance of ``workers`` CPUs (0: every core) or the running
+    cluster at ``address``; each fine-tuning job asks for ``gpus_per_job`` GPUs (a fraction lets
+    several share one)."""
+
+    engine: str = "local"
+    workers: int = 0
+    gpus_per_job: float = 0.0
+    address: str | None = None
+
+    def __post_init__(self) -> None:
+        _check(self.engine in ENGINES, f"unknown --engine {self.engine!r} (choose {', '.join(ENGINES)})")
+        _check(self.workers >= 0, f"--workers must be >= 0, not {self.workers}")
+        _check(0 <= self.gpus_per_job <= 64, f"--gpus-per-job must be between 0 and 64, not {self.gpus_per_job}")
+        _check(self.engine == "ray" or (self.address is None and self.gpus_per_job == 0),
+               "--address and --gpus-per-job need --engine ray")
+
+
 MAX_SEQ_LEN = 512  # the absolute positions of the BERT-family models biotok-train builds and continues
 
 
@@ -513,7 +558,7 @@ class PrepareConfig:
         check_numbers(self, {"seed": (0, SEED_MAX)})
 
 
-__all__ = ["AblationConfig", "ARMS", "BASE_SIZE", "BenchConfig", "ELECTRA_BASE_LR", "FINETUNE_LR", "FINETUNE_WARMUP",
+__all__ = ["AblationConfig", "ARMS", "BASE_SIZE", "BenchConfig", "ELECTRA_BASE_LR", "ENGINES", "EngineConfig", "FINETUNE_LR", "FINETUNE_WARMUP",
            "FinetuneConfig", "MAX_SEQ_LEN", "OptimConfig", "OPTIMIZERS", "PrepareConfig", "PRETRAIN_LR",
            "PRETRAIN_WARMUP", "PretrainConfig", "ProbeConfig", "RELATION_INPUTS", "SCHEDULES", "SCHEMES", "SIZES",
            "SUITES", "TRANSFER_METHODS", "TransferConfig"]

@@ -15,32 +15,35 @@ a verdict word; each arm against its floor, flagged when it does not beat it (th
 was too small to judge the vocabularies on that task); and, with several sizes, Kendall τ of
 the vocabulary rankings between sizes.
 
-Resumable: every finished part (prepared data, each pretraining, MLM score, each fine-tuning
-run with its test predictions) is reused, and a finished arm (``done.json``) is not reopened.
+The plan is a graph of jobs (:mod:`~biotok_train.ablate.grid`), each with a done record keyed
+by the contents of its inputs (:mod:`~biotok_train.ablate.graph`, :mod:`~biotok_train.ablate.keys`):
+a rerun skips what is done and redoes what an input change made stale; an engine runs the rest
+(:mod:`~biotok_train.ablate.engines`: in process, or Ray tasks on a laptop or a cluster).
 
 Layout of OUT::
 
-    config.json                         the recipe (a resumed run must use the same one)
+    config.json                         the recipe (a resumed run must use the same one, or --force)
     corpus/pretrain.txt, heldout.txt    the split of the corpus (each Nth line held out)
-    data/NAME/                          NAME's prepared pretraining data (shared by the sizes)
-    data/NAME.heldout/                  the held-out lines prepared with NAME (held-out [MASK] numbers)
-    arms/SIZE/NAME/p{P}/                pretraining seed P: model/, pretrain.json, mlm.json, heldout_mlm.json,
-                                        TASK/f{F}/ (results.json, predictions.json; TASK is
-                                        the task name, or a path's name + a short hash)
-    arms/SIZE/NAME/floor/p{P}/          random-init model/ and TASK/f{F}/
-    arms/SIZE/NAME/done.json
+    jobs/KEY.json, KEY.cost.json        each job's done record and its cost (CPU, wall seconds, device)
+    data/NAME/, data/NAME.heldout/      NAME's prepared pretraining data and held-out lines
+    transfer/METHOD/NAME/, init/        with a base: the base moved to NAME; random-init starts
+    arms/SIZE/NAME/p{P}/                pretraining seed P: model/, curve/step-K/, TASK/f{F}/ (a fine-tuning run;
+                                        TASK is the task name, or a path's name + a short hash), kK/ (the curve's)
+    arms/SIZE/NAME/floor/p{P}/          random-init model/ and TASK/f{F}/ (with a base: arms/SIZE/floor.NAME/)
     probe/                              with --probe: the causal-LM probe of each vocabulary (probe.md, ...)
-    ablation.md, ablation.json, ablation.png, timings.json
+    ablation.md, ablation.json, ablation.png, costs.json
 """
 
 from __future__ import annotations
 
 from biotok_train.ablate.analysis import compute_statistics, verdict_sentences
+from biotok_train.ablate.graph import Job, Outcome, content_keys, execute
 from biotok_train.ablate.plan import MLM, ArmResult, Leg, floor_dir, leg_names, plan_legs, task_dir
 from biotok_train.ablate.report import AblationReport, format_report, plot
-from biotok_train.ablate.run import run_ablation, same_recipe, split_corpus, word_floor
-from biotok_train.config import ARMS, BASE_SIZE, TRANSFER_METHODS, AblationConfig
+from biotok_train.ablate.run import Incomplete, run_ablation, same_recipe, split_corpus, word_floor
+from biotok_train.config import ARMS, BASE_SIZE, TRANSFER_METHODS, AblationConfig, EngineConfig
 
-__all__ = ["ARMS", "BASE_SIZE", "MLM", "TRANSFER_METHODS", "AblationConfig", "AblationReport", "ArmResult", "Leg",
-           "compute_statistics", "floor_dir", "format_report", "leg_names", "plan_legs", "plot", "run_ablation",
-           "same_recipe", "split_corpus", "task_dir", "verdict_sentences", "word_floor"]
+__all__ = ["ARMS", "BASE_SIZE", "MLM", "TRANSFER_METHODS", "AblationConfig", "AblationReport", "ArmResult",
+           "EngineConfig", "Incomplete", "Job", "Leg", "Outcome", "compute_statistics", "content_keys", "execute",
+           "floor_dir", "format_report", "leg_names", "plan_legs", "plot", "run_ablation", "same_recipe",
+           "split_corpus", "task_dir", "verdict_sentences", "word_floor"]

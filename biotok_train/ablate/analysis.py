@@ -4,21 +4,105 @@ sizes, and the verdict sentences written from those numbers."""
 
 from __future__ import annotations
 
+import functools
 import math
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
 from biotok_train import stats as S
-from biotok_train.ablate.plan import MLM, ArmResult, Context, Leg, decode, floor_dir, read_json, task_dir
+from biotok_train.ablate.grid import Grid, evaluate_key, pretrain_key
+from biotok_train.ablate.plan import MLM, ArmResult, Leg, comparison_pairs, decode, floor_name
 from biotok_train.config import BASE_SIZE, AblationConfig
 
 MEAN_METRICS = ("accuracy", "hamming_score", "exact_match_ratio")  # means of per-example scores
 
 
-def _task_rows(ctx: Context, task: str, runs: dict[str, dict]):
+@dataclass
+class Results:
+    """Everything the report is computed from: the recipe, the arms, the plan and the records of
+    its jobs (by key), the tasks' data and the jobs' costs."""
+
+    cfg: AblationConfig
+    out: Path
+    legs: list[Leg]
+    grid: Grid
+    records: dict
+    datasets: dict
+    costs: dict
+
+    @functools.cached_property
+    def task_objs(self) -> dict:
+        """task key -> (spec, task type, head)."""
+        from biotok_train.finetune import make_head, resolve  # lazy: torch
+
+        objs = {}
+        for t, data in self.datasets.items():
+            spec, _, kind = resolve(data)
+            objs[t] = (spec, kind, make_head(kind, self.cfg.finetune_config(self.cfg.seeds[0]), spec))
+        return objs
+
+    @functools.cached_property
+    def tasks(self) -> dict:
+        """task key -> {"name", "type", "metric", "n_test"}."""
+        return {t: {"name": spec.name if spec is not None else getattr(self.datasets[t], "name", t), "type": kind,
+                    "metric": head.metric, "n_test": len(self.datasets[t].test)}
+                for t, (spec, kind, head) in self.task_objs.items()}
+
+    @functools.cached_property
+    def word_floor(self) -> tuple[str, tuple[float, ...]]:
+        from biotok_train.ablate.run import word_floor  # lazy: run imports this module
+        from biotok_train.evaluate.masked_words import sample_words  # lazy: heavy import
+
+        held = (self.out / "corpus" / "heldout.txt").read_text(encoding="utf-8").splitlines()
+        return word_floor(self.out / "corpus" / "pretrain.txt", sample_words(held, self.cfg.n_words, seed=0))
+
+    def runs(self, size: str, arm: str, task: str, step: int | None = None) -> dict[str, dict]:
+        """The records of one cell's fine-tuning runs: {"pP-fF": run}."""
+        return {k: self.records[key] for k, key in self.grid.runs[(size, arm, task, step)].items()}
+
+    def ranks(self, size: str, arm: str) -> dict[int, list[int]]:
+        """An arm's rank of each held-out word (-1: not scored), per pretraining seed."""
+        return {p: self.records[evaluate_key(size, arm, p)]["mlm"]["ranks"] for p in self.cfg.pretrain_seeds}
+
+
+def arm_results(res: Results) -> list[ArmResult]:
+    """Each arm at each size, from the records of its jobs."""
+    from biotok_train.pretrain.heldout import pooled_summary  # lazy: torch-side module
+
+    cfg = res.cfg
+    train_chars = int((res.out / "corpus" / "done").read_text(encoding="utf-8").split()[1])
+    arms = []
+    for size in cfg.sizes:
+        for leg in res.legs:
+            prep = res.records[f"prepare/{leg.vocab}"]
+            pre = [res.records[pretrain_key(size, leg.name, p)] for p in cfg.pretrain_seeds] if leg.pretrained else []
+            ev = {p: res.records[evaluate_key(size, leg.name, p)] for p in cfg.pretrain_seeds} if leg.pretrained else {}
+            tokens = int(round(sum(r["tokens_seen"] for r in pre) / len(pre))) if pre else 0
+            cpt = train_chars / max(1, prep["num_tokens"])
+            summ = lambda runs: S.summarize_seeds([r["score"] for r in runs.values()]).to_dict()  # noqa: E731
+            floors = {t: summ(res.runs(size, floor_name(leg, cfg.base is not None), t)) for t in cfg.tasks} \
+                if cfg.floor else {}
+            arms.append(ArmResult(
+                size=size, name=leg.name, tokenizer=str(leg.tokenizer), vocab_size=prep["vocab_size"],
+                fertility=prep["fertility"], pieces_per_line=prep["pieces_per_line"], chars_per_token=round(cpt, 4),
+                corpus_tokens=prep["num_tokens"], steps=int(pre[0]["steps"]) if pre else 0, tokens_seen=tokens,
+                chars_seen=int(round(tokens * cpt)), epochs=round(tokens / max(1, prep["num_tokens"]), 3),
+                heldout_mlm=pooled_summary({p: e["heldout"]["rows"] for p, e in ev.items()}, cfg.n_resamples,
+                                           cfg.confidence) if ev else {},
+                mlm={k: S.summarize_seeds([e["mlm"]["accuracy"][k] for e in ev.values()]).to_dict()
+                     for k in ("top1", "top3", "top5")} if ev else {},
+                mlm_words=int(next(iter(ev.values()))["mlm"]["n_words"]) if ev else 0,
+                metrics={t: summ(res.runs(size, leg.name, t)) for t in cfg.tasks}, floors=floors,
+                init=leg.init, vocabulary=leg.vocab, loss_curve=pre[0].get("loss_curve", []) if pre else [],
+                probe=res.records["probe"][leg.vocab] if cfg.probe else {}))
+    return arms
+
+
+def _task_rows(res: Results, task: str, runs: dict[str, dict]):
     """Per-example rows of each run for the bootstrap, and the statistic: {run: rows}, metric."""
-    test = list(ctx.datasets[task].test)
-    _, kind, head = ctx.task_objs[task]
+    test = list(res.datasets[task].test)
+    _, kind, head = res.task_objs[task]
     metric = head.metric
     preds = {k: decode(r["predictions"]) for k, r in runs.items()}
     labels = next(iter(runs.values()))["labels"]
@@ -43,20 +127,10 @@ def _task_rows(ctx: Context, task: str, runs: dict[str, dict]):
     return {k: list(zip(test, p)) for k, p in preds.items()}, score
 
 
-def _load_runs(base: Path, cfg: AblationConfig, task: str) -> dict[str, dict]:
-    return {f"p{p}-f{f}": read_json(base / f"p{p}" / task_dir(task) / f"f{f}" / "predictions.json")
-            for p in cfg.pretrain_seeds for f in cfg.seeds}
-
-
-def _ranks(out: Path, cfg: AblationConfig, size: str, name: str) -> dict[int, list[int]]:
-    """An arm's rank of each held-out word (-1: not scored), per pretraining seed."""
-    return {p: read_json(out / "arms" / size / name / f"p{p}" / "mlm.json")["ranks"] for p in cfg.pretrain_seeds}
-
-
-def _mlm_rows(out: Path, cfg: AblationConfig, size: str, ref: str, cand: str):
+def _mlm_rows(res: Results, size: str, ref: str, cand: str):
     """Top-1 hits per held-out word scored by both arms, per pretraining seed."""
-    r, c = _ranks(out, cfg, size, ref), _ranks(out, cfg, size, cand)
-    first = cfg.pretrain_seeds[0]
+    r, c = res.ranks(size, ref), res.ranks(size, cand)
+    first = res.cfg.pretrain_seeds[0]
     both = [i for i, (a, b) in enumerate(zip(r[first], c[first])) if a >= 0 and b >= 0]
     hit = lambda ranks: S.accuracy_stats([float(ranks[i] == 1) for i in both])  # noqa: E731
     return {str(p): hit(r[p]) for p in r}, {str(p): hit(c[p]) for p in c}
@@ -69,55 +143,81 @@ def _bootstrap(ref_by_run: dict, cand_by_run: dict, metric, cfg: AblationConfig,
                               confidence=cfg.confidence, seed=0, name=name)
 
 
-def _mlm_floor_rows(out: Path, cfg: AblationConfig, size: str, name: str, hits: Sequence[float]):
+def _mlm_floor_rows(res: Results, size: str, name: str, hits: Sequence[float]):
     """Top-1 hits of an arm and of the word floor on the words the arm could score, per seed."""
-    r = _ranks(out, cfg, size, name)
-    words = [i for i, k in enumerate(r[cfg.pretrain_seeds[0]]) if k >= 0]
+    r = res.ranks(size, name)
+    words = [i for i, k in enumerate(r[res.cfg.pretrain_seeds[0]]) if k >= 0]
     arm = {str(p): S.accuracy_stats([float(r[p][i] == 1) for i in words]) for p in r}
     return {str(p): S.accuracy_stats([hits[i] for i in words]) for p in r}, arm
 
 
-def compute_statistics(ctx: Context, arms: list[ArmResult], legs: list[Leg]) -> tuple[list, list, list, list]:
-    """(comparisons vs the reference, arm-vs-floor checks, rank agreements across sizes,
-    masked-word top-1 of each arm against always answering the most frequent word)."""
-    cfg, out = ctx.cfg, ctx.out
+def compute_statistics(res: Results, arms: list[ArmResult]) -> tuple[list, list, list, list]:
+    """(comparisons of each pair of arms (:func:`~biotok_train.ablate.plan.comparison_pairs`),
+    arm-vs-floor checks, rank agreements across sizes, masked-word top-1 of each pretrained arm
+    against always answering the most frequent word)."""
+    cfg = res.cfg
     comparisons, floors, mlm_floors = [], [], []
-    names = [leg.name for leg in legs]
-    ref = names[0]
-    word, hits = ctx.word_floor
+    names = [leg.name for leg in res.legs]
+    pairs = comparison_pairs(res.legs)
+    pretrained = {leg.name for leg in res.legs if leg.pretrained}
+    word, hits = res.word_floor
     for size in cfg.sizes:
-        if word:
-            for n in names:
-                b = _bootstrap(*_mlm_floor_rows(out, cfg, size, n, hits), S.MEAN, cfg)
-                mlm_floors.append({"size": size, "task": MLM, "arm": n, "word": word, **b.to_dict(),
-                                   "beats_floor": b.verdict == S.BETTER})
-        for cand in names[1:]:
-            r_rows, c_rows = _mlm_rows(out, cfg, size, ref, cand)
-            b = _bootstrap(r_rows, c_rows, S.MEAN, cfg)
+        for n in (n for n in names if word and n in pretrained):
+            b = _bootstrap(*_mlm_floor_rows(res, size, n, hits), S.MEAN, cfg)
+            mlm_floors.append({"size": size, "task": MLM, "arm": n, "word": word, **b.to_dict(),
+                               "beats_floor": b.verdict == S.BETTER})
+        for ref, cand in ((r, c) for r, c in pairs if r in pretrained and c in pretrained):
+            b = _bootstrap(*_mlm_rows(res, size, ref, cand), S.MEAN, cfg)
             comparisons.append({"size": size, "task": MLM, "reference_arm": ref, "candidate_arm": cand,
                                 **b.to_dict(), "metric": "top1"})
         for task in cfg.tasks:
-            rows = {n: _task_rows(ctx, task, _load_runs(out / "arms" / size / n, cfg, task)) for n in names}
-            for cand in names[1:]:
-                b = _bootstrap(rows[ref][0], rows[cand][0], rows[ref][1], cfg, ctx.task_objs[task][2].metric)
+            rows = {n: _task_rows(res, task, res.runs(size, n, task)) for n in names}
+            metric = res.task_objs[task][2].metric
+            for ref, cand in pairs:
+                b = _bootstrap(rows[ref][0], rows[cand][0], rows[ref][1], cfg, metric)
                 comparisons.append({"size": size, "task": task, "reference_arm": ref, "candidate_arm": cand,
                                     **b.to_dict()})
-            if cfg.floor:
-                for leg in legs:
-                    n = leg.name
-                    fdir = floor_dir(out, size, leg, cfg.base is not None)
-                    floor_rows, metric = _task_rows(ctx, task, _load_runs(fdir, cfg, task))
-                    b = _bootstrap(floor_rows, rows[n][0], metric, cfg, ctx.task_objs[task][2].metric)
-                    floors.append({"size": size, "task": task, "arm": n, **b.to_dict(),
-                                   "beats_floor": b.verdict == S.BETTER})
-    rankings = []
+            for leg in (res.legs if cfg.floor else ()):
+                floor_rows, stat = _task_rows(res, task, res.runs(size, floor_name(leg, cfg.base is not None), task))
+                b = _bootstrap(floor_rows, rows[leg.name][0], stat, cfg, metric)
+                floors.append({"size": size, "task": task, "arm": leg.name, **b.to_dict(),
+                               "beats_floor": b.verdict == S.BETTER})
+    return comparisons, floors, _rankings(res, arms, names), mlm_floors
+
+
+def _rankings(res: Results, arms: list[ArmResult], names: list[str]) -> list[dict]:
+    """Kendall τ of the arms' ranking between sizes, per metric."""
+    cfg, out = res.cfg, []
     if len(cfg.sizes) > 1:
         by = {(a.size, a.name): a for a in arms}
         for task in (MLM, *cfg.tasks):
             scores = {s: {n: by[(s, n)].summary(task).mean for n in names} for s in cfg.sizes}
-            label = "MLM top-1" if task == MLM else f"{task} {ctx.task_objs[task][2].metric}"
-            rankings += [r.to_dict() for r in S.rank_agreement(scores, metric=label)]
-    return comparisons, floors, rankings, mlm_floors
+            label = "MLM top-1" if task == MLM else f"{task} {res.task_objs[task][2].metric}"
+            out += [r.to_dict() for r in S.rank_agreement(scores, metric=label)]
+    return out
+
+
+def curve(res: Results) -> tuple[list[dict], list[dict]]:
+    """The learning curve on the first task: each pretrained arm's score after k steps (0: where it
+    starts, then each --curve step and the budget), and at each step each arm minus continual (or
+    the reference) with its paired bootstrap interval."""
+    cfg = res.cfg
+    task, steps = cfg.tasks[0], (0, *cfg.curve, cfg.budget)
+    legs = [leg for leg in res.legs if leg.pretrained]
+    ref = next((leg.name for leg in legs if leg.init == "continual"), legs[0].name if legs else None)
+    points, gaps = [], []
+    for size in cfg.sizes if cfg.curve else ():
+        for k in steps:
+            runs = {leg.name: res.runs(size, leg.name, task, None if k == cfg.budget else k) for leg in legs}
+            for name, r in runs.items():
+                points.append({"size": size, "arm": name, "step": k, "task": task,
+                               **S.summarize_seeds([v["score"] for _, v in sorted(r.items())]).to_dict()})
+            rows = {n: _task_rows(res, task, r) for n, r in runs.items()}
+            for name in (n for n in runs if n != ref):
+                b = _bootstrap(rows[ref][0], rows[name][0], rows[ref][1], cfg, res.task_objs[task][2].metric)
+                gaps.append({"size": size, "step": k, "task": task, "reference_arm": ref, "candidate_arm": name,
+                             **b.to_dict()})
+    return points, gaps
 
 
 # --------------------------------------------------------------------------- the report

@@ -18,7 +18,7 @@ from pathlib import Path
 import click
 
 from biotok.cli.options import GreedyOption, data_dir_option, default_of, field_option, quiet_option
-from biotok_train.config import TRANSFER_METHODS, AblationConfig, FinetuneConfig, OptimConfig
+from biotok_train.config import ENGINES, TRANSFER_METHODS, AblationConfig, EngineConfig, FinetuneConfig, OptimConfig
 
 # Options that set a field of the fine-tuning recipe (AblationConfig.finetune), by field name
 # (the lr is a field of its optimizer).
@@ -44,6 +44,14 @@ def _comma_list(ctx, param, value) -> tuple[str, ...]:
     return tuple(x for v in value for x in str(v).split(",") if x)
 
 
+def _int_list(ctx, param, value) -> tuple[int, ...]:
+    """--curve 250,500 or --curve 250 500."""
+    try:
+        return tuple(int(x) for x in _comma_list(ctx, param, value))
+    except ValueError:
+        raise click.BadParameter(f"{','.join(map(str, value))} is not a list of steps") from None
+
+
 #: every option of ``ablate``, in command-line order
 OPTIONS = (
     click.option("--tokenizers", "tokenizers", cls=GreedyOption, multiple=True, required=True,
@@ -63,10 +71,16 @@ OPTIONS = (
     click.option("--arms", "arms", cls=GreedyOption, multiple=True, default=_ab("arms"), show_default=True,
                  callback=_comma_list,
                  help="How each model starts: scratch, continual, transfer (comma list; the last two need --base)."),
-    click.option("--transfer-method", type=click.Choice(TRANSFER_METHODS), default=_ab("transfer_method"),
-                 show_default=True, help="How the transfer arm builds the rows of new pieces."),
+    click.option("--transfer-methods", "--transfer-method", "transfer_methods", cls=GreedyOption, multiple=True,
+                 default=_ab("transfer_methods"), show_default=True, callback=_comma_list,
+                 help=f"How the transfer arms build the rows of new pieces ({', '.join(TRANSFER_METHODS)}; several: "
+                      "one arm each, transfer-METHOD.T)."),
     click.option("--budget", type=int, default=_ab("budget"), show_default=True,
                  help="Pretraining steps of every arm."),
+    click.option("--curve", "curve", cls=GreedyOption, multiple=True, default=_ab("curve"),
+                 callback=_int_list, metavar="STEPS",
+                 help="Also fine-tune every pretrained arm on the first task from its checkpoints at these steps "
+                      "(and where it starts): the learning curve, with a paired interval per step."),
     click.option("--batch-size", type=int, default=_ab("batch_size"), show_default=True, help="Pretraining batch."),
     click.option("--seq-len", type=int, default=_ab("seq_len"), show_default=True, help="Pretraining sequence length."),
     click.option("--lr", type=float, default=_ab("lr"), show_default=True, help="Pretraining lr."),
@@ -98,6 +112,32 @@ OPTIONS = (
     click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True),
     quiet_option,
 )
+
+
+def _eng(name: str):
+    return default_of(EngineConfig, name)
+
+
+#: who runs the jobs: never part of the recipe, nor of the report's command line
+ENGINE_OPTIONS = (
+    click.option("--engine", type=click.Choice(ENGINES), default=_eng("engine"), show_default=True,
+                 help="local: the jobs one after the other in this process; ray: Ray tasks, in parallel on a local "
+                      "instance (--workers) or a running cluster (--address). The result is the same."),
+    click.option("--workers", type=int, default=_eng("workers"), show_default=True,
+                 help="local: torch threads; ray: CPUs of the local Ray instance, one job per CPU (0: all)."),
+    click.option("--gpus-per-job", type=float, default=_eng("gpus_per_job"), show_default=True,
+                 help="ray: GPUs each fine-tuning job asks for (0.5: two share one GPU)."),
+    click.option("--address", default=_eng("address"), metavar="HOST:PORT",
+                 help="ray: a running Ray cluster ('auto': the one this node belongs to) instead of a local instance."),
+    click.option("--force", is_flag=True,
+                 help="Run this recipe in an OUT that holds another (or a damaged config.json): the jobs whose "
+                      "inputs changed run again, the others are kept."),
+)
+
+
+def engine_config(options: dict) -> EngineConfig:
+    """The :class:`EngineConfig` of ``ablate``'s option values (taken out of ``options``)."""
+    return EngineConfig(**{k: options.pop(k) for k in ("engine", "workers", "gpus_per_job", "address")})
 
 
 def ablate_options(f):
@@ -133,6 +173,8 @@ def _written(name: str, value, default, cfg: AblationConfig) -> bool:
     budget; with --base, --arms always and never --sizes (every arm has the base's architecture)."""
     if cfg.base is not None and name in ("sizes", "arms"):
         return name == "arms"
+    if name == "transfer_methods" and "transfer" not in cfg.arms:
+        return False
     if name in ALWAYS_WRITTEN or (name == "sizes" and cfg.base is None):
         return True
     return value is not None and value is not False and value != default
@@ -143,8 +185,8 @@ def _spelled(param: click.Option, value) -> list[str]:
     opt = param.opts[0]
     if param.is_flag:
         return [opt]
-    if param.callback is _comma_list:
-        return [opt, ",".join(value)]
+    if param.callback in (_comma_list, _int_list):
+        return [opt, ",".join(map(str, value))]
     values = value if param.multiple else (value,)
     return [opt, *(f"{v:g}" if isinstance(v, float) else str(v) for v in values)]
 

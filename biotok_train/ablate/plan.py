@@ -7,7 +7,7 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Sequence
 
 from biotok.output import atomic_file
 from biotok_train import stats as S
@@ -43,10 +43,12 @@ class ArmResult:
     heldout_mlm: dict = field(default_factory=dict)
     probe: dict = field(default_factory=dict)  # causal-LM probe of its vocabulary (with --probe)
     pretrain_loss: dict | None = None  # older runs only: a single step's training loss, no longer reported
+    loss_curve: list = field(default_factory=list)  # [[step, training MLM loss]] of pretraining seed 0
 
-    def summary(self, task: str) -> S.SeedSummary:
-        d = self.mlm["top1"] if task == MLM else self.metrics[task]
-        return S.SeedSummary.from_dict(d)
+    def summary(self, task: str) -> S.SeedSummary | None:
+        """Its seed summary on ``task`` (MLM: masked-word top-1; None for an arm not pretrained)."""
+        d = self.mlm.get("top1") if task == MLM else self.metrics[task]
+        return S.SeedSummary.from_dict(d) if d else None
 
 
 def leg_names(tokenizers: Sequence[str]) -> list[str]:
@@ -68,23 +70,58 @@ class Leg:
     """One arm of the ablation: its report name, its vocabulary and how its model starts."""
 
     name: str  # the arm's name (a folder name too)
-    tokenizer: str  # its tokenizer (for continual: the base model directory)
+    tokenizer: str  # its tokenizer (for general and continual: the base model directory)
     vocab: str  # the vocabulary's name: data/VOCAB holds its prepared text
-    init: str = "scratch"  # scratch | continual | transfer
+    init: str = "scratch"  # scratch | continual | transfer | general
+    method: str = ""  # transfer: how the new rows are made (TRANSFER_METHODS)
+
+    @property
+    def pretrained(self) -> bool:
+        """Whether the arm is pretrained (every arm but general, the base as it is)."""
+        return self.init != "general"
+
+
+def base_vocab(cfg: AblationConfig, names: dict[str, str]) -> str:
+    """The name of the base's own vocabulary, kept apart from the candidates' names."""
+    vocab = leg_names([cfg.base])[0]
+    while vocab in names.values():
+        vocab += "-base"
+    return vocab
 
 
 def plan_legs(cfg: AblationConfig, names: dict[str, str]) -> list[Leg]:
     """The arms in report order, the reference first. Without a base: one scratch arm per
-    tokenizer. With one: continual (the base's vocabulary), then per tokenizer transfer, scratch."""
+    tokenizer. With one: general, continual (the base's vocabulary), then per tokenizer a transfer
+    arm per method (``transfer.T``, or ``transfer-METHOD.T`` with several methods) and scratch."""
     if cfg.base is None:
         return [Leg(names[t], t, names[t]) for t in cfg.tokenizers]
-    base_vocab = leg_names([cfg.base])[0]
-    while base_vocab in names.values():
-        base_vocab += "-base"
-    legs = [Leg(f"continual.{base_vocab}", cfg.base, base_vocab, "continual")] if "continual" in cfg.arms else []
+    bv = base_vocab(cfg, names)
+    legs = [Leg(f"{a}.{bv}", cfg.base, bv, a) for a in ("general", "continual") if a in cfg.arms]
+    several = len(cfg.transfer_methods) > 1
     for t in cfg.tokenizers:
-        legs += [Leg(f"{a}.{names[t]}", t, names[t], a) for a in ("transfer", "scratch") if a in cfg.arms]
+        if "transfer" in cfg.arms:
+            legs += [Leg(f"transfer-{m}.{names[t]}" if several else f"transfer.{names[t]}", t, names[t], "transfer", m)
+                     for m in cfg.transfer_methods]
+        if "scratch" in cfg.arms:
+            legs.append(Leg(f"scratch.{names[t]}", t, names[t], "scratch"))
     return legs
+
+
+def comparison_pairs(legs: Sequence[Leg]) -> list[tuple[str, str]]:
+    """(reference, candidate) pairs the report compares: every arm against the first; with a base
+    also every transfer and scratch arm against continual (the same budget on the base's
+    vocabulary: what the vocabulary buys) and each transfer method against the first method of the
+    same vocabulary (what that method buys)."""
+    ref = legs[0].name
+    pairs = [(ref, leg.name) for leg in legs[1:]]
+    cont = next((leg.name for leg in legs if leg.init == "continual"), None)
+    for leg in legs:
+        if cont and cont != ref and leg.init in ("transfer", "scratch"):
+            pairs.append((cont, leg.name))
+        first = next(x for x in legs if x.init == leg.init and x.vocab == leg.vocab)
+        if leg.init == "transfer" and first is not leg and first.name != ref:
+            pairs.append((first.name, leg.name))
+    return list(dict.fromkeys(pairs))
 
 
 def data_dir(out: Path, vocab: str, heldout: bool = False) -> Path:
@@ -99,40 +136,37 @@ def arm_model_dir(out: Path, size: str, name: str, seed: int) -> Path:
 
 def prepared(d: Path, text: Path, tokenizer: str, seq_len: int, progress: bool = False):
     """``text`` prepared with ``tokenizer`` into ``d``, or the preparation already there."""
-    from biotok_train.config import PrepareConfig
-    from biotok_train.pretrain.prepare import open_prepared, prepare
+    from biotok_train.config import PrepareConfig  # lazy: config is light, but keeps plan import-cheap
+    from biotok_train.pretrain.prepare import open_prepared, prepare  # lazy: numpy, tokenizers
 
     if (d / "meta.json").is_file():
         return open_prepared(d)
     return prepare([str(text)], str(tokenizer), PrepareConfig(seq_len=seq_len), d, force=True, progress=progress)
 
 
+def floor_name(leg: Leg, base: bool) -> str:
+    """The name of an arm's floor under arms/SIZE/: its own (NAME/floor), or with a base one per
+    vocabulary (floor.VOCAB: the arms of a vocabulary share the same random-init model)."""
+    return f"floor.{leg.vocab}" if base else f"{leg.name}/floor"
+
+
 def floor_dir(out: Path, size: str, leg: Leg, base: bool) -> Path:
-    """Where an arm's floor runs live: its own folder, or with a base one per vocabulary (the
-    transfer and scratch arms of a vocabulary share the same random-init model)."""
-    return out / "arms" / size / (f"floor.{leg.vocab}" if base else f"{leg.name}/floor")
+    """Where an arm's floor runs live (see :func:`floor_name`)."""
+    return out / "arms" / size / floor_name(leg, base)
 
 
-@dataclass
-class Context:
-    """What every arm shares: the recipe, the split corpus, the words, the tasks."""
+def snapshot_dir(run_dir: Path, step: int) -> Path:
+    """RUN/curve/step-K: a pretraining run's model after K steps (a point of the curve)."""
+    return run_dir / "curve" / f"step-{step}"
 
-    cfg: AblationConfig
-    out: Path
-    train: Path
-    held: Path
-    train_chars: int
-    samples: list
-    datasets: dict  # task key -> loaded dataset
-    task_objs: dict  # task key -> (TaskSpec or None, task type, head): see biotok_train.finetune.resolve
-    progress: bool
-    timings: dict
-    word_floor: tuple = ("", ())  # (most frequent word of the pretraining text, hit per held-out word)
+
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "added_tokens.json",
+                   "vocab.txt", "vocab.json", "merges.txt", "spm.model", "sentencepiece.bpe.model")
 
 
 def task_dir(task: str) -> str:
     """A folder name for a task key: a registered name as is, a path as its name + a short hash."""
-    import hashlib
+    import hashlib  # lazy: only for task paths
 
     if re.fullmatch(r"[\w.-]+", task) and not Path(task).exists():
         return task
@@ -142,6 +176,7 @@ def task_dir(task: str) -> str:
 
 
 def write_json(path: Path, obj) -> None:
+    """``obj`` as indented JSON at ``path``, atomically."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with atomic_file(path, force=True) as tmp:
         tmp.write_text(json.dumps(obj, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
@@ -149,15 +184,6 @@ def write_json(path: Path, obj) -> None:
 
 def read_json(path: Path):
     return json.loads(path.read_text(encoding="utf-8"))
-
-
-def cached(path: Path, compute: Callable[[], Any]) -> Any:
-    """The JSON in ``path``, or ``compute()`` written there: each finished part is reused."""
-    if path.is_file():
-        return read_json(path)
-    value = compute()
-    write_json(path, value)
-    return value
 
 
 def encode(x):

@@ -11,7 +11,7 @@ from typing import Sequence
 from biotok.io import versions_sentence
 from biotok.output import atomic_file
 from biotok_train import stats as S
-from biotok_train.ablate.analysis import at_size, metric_label
+from biotok_train.ablate.analysis import Results, at_size, curve, metric_label
 from biotok_train.ablate.command import command_line
 from biotok_train.ablate.plan import MLM, ArmResult, write_json
 from biotok_train.config import AblationConfig
@@ -34,6 +34,9 @@ class AblationReport:
     png_path: Path
     mlm_floors: list = field(default_factory=list)  # arm vs always answering the most frequent word
     probe_rankings: list = field(default_factory=list)  # Kendall τ of the causal-LM probe vs each metric
+    curve: list = field(default_factory=list)  # the first task's score of each pretrained arm after k steps
+    curve_gaps: list = field(default_factory=list)  # each arm minus the curve's reference at each step
+    costs: dict = field(default_factory=dict)  # costs.json: CPU and wall seconds of every job
 
     def arm(self, size: str, name: str) -> ArmResult:
         return next(a for a in self.arms if a.size == size and a.name == name)
@@ -43,40 +46,95 @@ def _start(cfg: AblationConfig, a: ArmResult) -> str:
     """The first column of a row: the size, or with a base where the arm's model starts."""
     if cfg.base is None:
         return a.size
-    return {"continual": "the base", "transfer": f"the base, {cfg.transfer_method} rows",
-            "scratch": "random weights"}[a.init]
+    if a.init == "transfer":
+        return f"the base, {a.name.split('.', 1)[0].removeprefix('transfer-') if len(cfg.transfer_methods) > 1 else cfg.transfer_methods[0]} rows"
+    return {"general": "the base, as is", "continual": "the base", "scratch": "random weights"}[a.init]
 
 
 def _cell(s: dict, digits: int = 3) -> str:
-    return S.SeedSummary.from_dict(s).format(digits)
+    return S.SeedSummary.from_dict({k: s[k] for k in ("mean", "std", "n", "values") if k in s}).format(digits)
 
 
-def write_report(cfg: AblationConfig, out: Path, tasks: dict, arms: list[ArmResult], names: list[str],
-                 comparisons: list[dict], floors: list[dict], rankings: list[dict], sentences: list[str],
-                 mlm_floors: list[dict], probe_rankings: Sequence[dict] = ()) -> AblationReport:
-    """ablation.md, ablation.json (every number) and ablation.png in ``out``."""
+def write_report(res: Results, arms: list[ArmResult], comparisons: list[dict], floors: list[dict],
+                 rankings: list[dict], sentences: list[str], mlm_floors: list[dict],
+                 probe_rankings: Sequence[dict] = ()) -> AblationReport:
+    """ablation.md, ablation.json (every number, nothing that depends on how or when the jobs ran),
+    ablation.png and costs.json (CPU and wall seconds of every job) in OUT."""
+    cfg, out, tasks = res.cfg, res.out, res.tasks
+    names = [leg.name for leg in res.legs]
+    points, gaps = curve(res)
+    sentences = [*sentences, *catch_up_sentences(gaps, res)]
+    cost = cost_summary(res)
     md = format_report(cfg, tasks, arms, comparisons, floors, rankings, sentences, names, out, mlm_floors,
-                       probe_rankings)
+                       probe_rankings, points, gaps, cost)
     with atomic_file(out / "ablation.md", force=True) as tmp:
         tmp.write_text(md, encoding="utf-8")
     write_json(out / "ablation.json", {
         "recipe": cfg.recipe(), "tokenizers": list(cfg.tokenizers), "reference": names[0],
         "command": command_line(cfg, out), "versions": versions_line(), "tasks": tasks,
         "arms": [asdict(a) for a in arms], "comparisons": comparisons, "floors": floors, "mlm_floors": mlm_floors,
-        "rankings": rankings, "probe_rankings": list(probe_rankings),
+        "rankings": rankings, "probe_rankings": list(probe_rankings), "curve": points, "curve_gaps": gaps,
         "verdicts": sentences,
     })
+    write_json(out / "costs.json", cost)
     png = plot(cfg, tasks, arms, comparisons, names, out / "ablation.png", mlm_floors)
     return AblationReport(cfg, arms, tasks, comparisons, floors, rankings, sentences, md, out / "ablation.md",
-                          out / "ablation.json", png, mlm_floors, list(probe_rankings))
+                          out / "ablation.json", png, mlm_floors, list(probe_rankings), points, gaps, cost)
+
+
+def cost_summary(res: Results) -> dict:
+    """costs.json: every job's CPU seconds (``time.process_time`` of the process that ran it), wall
+    seconds and device, in all and per arm (pretraining, evaluation, fine-tuning with its floors'
+    and the curve's runs); the one cost format (benchmarks/time_to_verdict.py reads it)."""
+    by_arm: dict[str, dict[str, float]] = {}
+    for key, c in res.costs.items():
+        kind, arm = key.split("/")[0], _arm_of(key)
+        row = by_arm.setdefault(arm, {})
+        row[kind] = round(row.get(kind, 0.0) + float(c.get("cpu_s", 0.0)), 1)
+    return {"format": "biotok-costs/1", "unit": "seconds",
+            "total_cpu_s": round(sum(float(c.get("cpu_s", 0.0)) for c in res.costs.values()), 1),
+            "total_wall_s": round(sum(float(c.get("wall_s", 0.0)) for c in res.costs.values()), 1),
+            "by_arm": dict(sorted(by_arm.items())), "jobs": dict(sorted(res.costs.items()))}
+
+
+def _arm_of(key: str) -> str:
+    """The arm (or shared part) a job's cost counts for: pretrain/S/ARM/..., prepare/V, probe."""
+    parts = key.split("/")
+    if parts[0] in ("pretrain", "evaluate", "finetune", "curve", "floor-model") and len(parts) > 2:
+        return parts[2]
+    if parts[0] == "transfer" and len(parts) == 3:  # transfer/METHOD/VOCAB
+        return f"transfer-{parts[1]}.{parts[2]}"
+    return f"{parts[0]}.{parts[1]}" if len(parts) > 1 else parts[0]  # prepare/V, init/V/pP, probe
+
+
+def catch_up_sentences(gaps: Sequence[dict], res: Results) -> list[str]:
+    """The curve's answer per arm, computed from the per-step verdicts: from which step it is no
+    longer worse than the curve's reference, and whether it stays so."""
+    out = []
+    for size in res.cfg.sizes:
+        for arm in dict.fromkeys(g["candidate_arm"] for g in gaps if g["size"] == size):
+            rows = [g for g in gaps if g["size"] == size and g["candidate_arm"] == arm]
+            ref, tried = rows[0]["reference_arm"], ", ".join(f"{g['step']:,}" for g in rows)
+            first = next((g for g in rows if g["verdict"] != S.WORSE), None)
+            if first is None:
+                out.append(f"On the curve, {arm} stays below {ref} at every step measured (k = {tried}): within "
+                           f"{res.cfg.budget:,} steps it does not catch up.")
+                continue
+            when = "from the start (k = 0)" if first["step"] == 0 else f"after {first['step']:,} MLM steps"
+            word = "better than" if first["verdict"] == S.BETTER else "indistinguishable from"
+            later = all(g["verdict"] != S.WORSE for g in rows if g["step"] >= first["step"])
+            out.append(f"On the curve, {arm} is {word} {ref} {when}: {first['difference']:+.3f} [{first['low']:+.3f}, "
+                       f"{first['high']:+.3f}]" + ("" if later else ", though a later step is worse again") + ".")
+    return out
 
 
 def format_report(cfg: AblationConfig, tasks: dict, arms: list[ArmResult], comparisons: list[dict],
                   floors: list[dict], rankings: list[dict], sentences: list[str], names: list[str],
                   out: str | os.PathLike[str], mlm_floors: Sequence[dict] = (),
-                  probe_rankings: Sequence[dict] = ()) -> str:
-    """ablation.md: budgets, results with intervals and verdicts, floors, plateau, probe, rankings,
-    verdicts, command."""
+                  probe_rankings: Sequence[dict] = (), points: Sequence[dict] = (), gaps: Sequence[dict] = (),
+                  cost: dict | None = None) -> str:
+    """ablation.md: budgets, results with intervals and verdicts, floors, plateau, curve, probe,
+    rankings, verdicts, costs, command."""
     lines = ["# Vocabulary ablation", "", _intro(cfg, names), "", *_budget_section(cfg, arms)]
     for size in cfg.sizes:
         lines += _results_section(cfg, tasks, arms, comparisons, floors, names, size, mlm_floors)
@@ -84,13 +142,49 @@ def format_report(cfg: AblationConfig, tasks: dict, arms: list[ArmResult], compa
         lines += _floors_section(cfg, tasks, arms, floors, mlm_floors)
     if any(a.heldout_mlm for a in arms):
         lines += _plateau_section(cfg, arms)
+    if points:
+        lines += _curve_section(cfg, tasks, points, gaps)
     if any(a.probe for a in arms):
         lines += _probe_section(cfg, arms, probe_rankings)
     if rankings:
         lines += ["", "## Do the sizes agree?", ""] + [f"- {r['sentence']}" for r in rankings]
     lines += ["", "## Verdicts", ""] + [f"- {s}" for s in sentences]
+    if cost:
+        lines += _costs_section(cost)
     lines += _recipe_section(cfg, tasks, arms, out)
     return "\n".join(lines)
+
+
+def _curve_section(cfg: AblationConfig, tasks: dict, points: Sequence[dict], gaps: Sequence[dict]) -> list[str]:
+    """The first task's score of each pretrained arm after k MLM steps, and each arm minus the
+    curve's reference at each step with its paired interval."""
+    steps = sorted({p["step"] for p in points})
+    task = points[0]["task"]
+    lines = ["", "## The curve", "", f"{metric_label(tasks, task)} (mean ± std over seeds) after k MLM steps "
+             "(k = 0: fine-tuned from where the arm starts; the last column is the budget).", "",
+             "| arm | " + " | ".join(f"k = {k:,}" for k in steps) + " |", "|---|" + "---:|" * len(steps)]
+    for arm in dict.fromkeys(p["arm"] for p in points):
+        cells = {p["step"]: _cell(p) for p in points if p["arm"] == arm}
+        lines.append(f"| {arm} | " + " | ".join(cells.get(k, "") for k in steps) + " |")
+    if gaps:
+        lines += ["", f"| k | candidate − {gaps[0]['reference_arm']} | Δ [{cfg.confidence:.0%} CI] | verdict |",
+                  "|---:|---|---|---|"]
+        lines += [f"| {g['step']:,} | {g['candidate_arm']} | {g['difference']:+.3f} [{g['low']:+.3f}, "
+                  f"{g['high']:+.3f}] | {g['verdict']} |" for g in gaps]
+    return lines
+
+
+def _costs_section(cost: dict) -> list[str]:
+    """CPU minutes of every job, per arm and kind (costs.json has every job's CPU and wall seconds)."""
+    kinds = sorted({k for row in cost["by_arm"].values() for k in row})
+    lines = ["", "## Costs", "", f"{cost['total_cpu_s'] / 60:.1f} CPU-minutes in all (the processes that ran the "
+             f"jobs), {cost['total_wall_s'] / 60:.1f} minutes of job wall time; per arm or shared part, CPU "
+             "minutes by kind of job (costs.json: every job's CPU and wall seconds and device).", "",
+             "| arm or part | " + " | ".join(kinds) + " | total |", "|---|" + "---:|" * (len(kinds) + 1)]
+    for arm, row in cost["by_arm"].items():
+        lines.append(f"| {arm} | " + " | ".join(f"{row[k] / 60:.1f}" if k in row else "" for k in kinds)
+                     + f" | {sum(row.values()) / 60:.1f} |")
+    return lines
 
 
 def _columns(cfg: AblationConfig) -> tuple[str, str]:
@@ -100,9 +194,11 @@ def _columns(cfg: AblationConfig) -> tuple[str, str]:
 
 def _intro(cfg: AblationConfig, names: list[str]) -> str:
     if cfg.base is not None:
-        start = (f"Reference: **{names[0]}** (the first arm). Arms, as PubMedBERT's Table 9: *continual* continues "
-                 f"the base model `{cfg.base}` with its own vocabulary; *transfer.T* moves the base to T's vocabulary "
-                 f"(`{cfg.transfer_method}`: shared pieces keep their rows) and continues; *scratch.T* is the base's "
+        methods = ", ".join(f"`{m}`" for m in cfg.transfer_methods)
+        start = (f"Reference: **{names[0]}** (the first arm). Arms, as PubMedBERT's Table 9: *general* is the base "
+                 f"model `{cfg.base}` as it is (fine-tuned only); *continual* continues it with its own vocabulary; "
+                 f"*transfer.T* (*transfer-METHOD.T* with several methods) moves the base to T's vocabulary "
+                 f"({methods}: shared pieces keep their rows) and continues; *scratch.T* is the base's "
                  "architecture from random weights with T's vocabulary. Every arm: MLM with the base's architecture, "
                  f"{cfg.budget} steps × ")
     else:
@@ -186,13 +282,17 @@ def _results_section(cfg: AblationConfig, tasks: dict, arms: list[ArmResult], co
         a = next(x for x in arms if x.size == size and x.name == n)
         cells = [n]
         for k in keys:
-            summary = a.mlm["top1"] if k == MLM else a.metrics[k]
+            summary = a.mlm.get("top1") if k == MLM else a.metrics[k]
+            if summary is None:  # the base as it is: not pretrained here, no masked-word numbers
+                cells += ["—", "", ""]
+                continue
             low = any(f["size"] == size and f["task"] == k and f["arm"] == n and not f["beats_floor"]
                       for f in (mlm_floors if k == MLM else floors))
             cells.append(_cell(summary) + (" ⚠ not above floor" if low else ""))
-            c = next((c for c in comparisons if c["size"] == size and c["task"] == k and c["candidate_arm"] == n), None)
+            c = next((c for c in comparisons if c["size"] == size and c["task"] == k and c["candidate_arm"] == n
+                      and c["reference_arm"] == names[0]), None)
             if c is None:
-                cells += ["reference", ""]
+                cells += ["reference" if n == names[0] else "", ""]
             else:
                 cells += [f"{c['difference']:+.3f} [{c['low']:+.3f}, {c['high']:+.3f}]", f"**{c['verdict']}**"]
         lines.append("| " + " | ".join(cells) + " |")
@@ -234,7 +334,7 @@ def _recipe_section(cfg: AblationConfig, tasks: dict, arms: list[ArmResult], out
             + f", early stopping on dev (patience {ft.patience}); scored on test. Seed pairs per arm and task: {seeds}.",
             "- Tasks: " + "; ".join(f"{t['name']} ({t['type']}, {t['metric']}, {t['n_test']} test examples)"
                                     for t in tasks.values()) + ".",
-            f"- Masked words: whole-word top-k on {arms[0].mlm_words if arms else 0} held-out words, the same for "
+            f"- Masked words: whole-word top-k on {max((a.mlm_words for a in arms), default=0)} held-out words, the same for "
             "every arm (the interval pairs the words both arms could score).",
             f"- Statistics: paired percentile bootstrap, {cfg.n_resamples} resamples of test examples (each drawn "
             "with all its seeds), fixed seed 0; verdict better/worse when the interval excludes 0.",
@@ -265,6 +365,8 @@ def plot(cfg: AblationConfig, tasks: dict, arms: list[ArmResult], comparisons: l
             for x, n in enumerate(names):
                 a = next(v for v in arms if v.size == size and v.name == n)
                 s = a.summary(k)
+                if s is None:
+                    continue
                 ax.bar(x, s.mean, 0.6, yerr=s.std or 0, capsize=4, color=colors[x % len(colors)], alpha=0.85)
                 ax.plot([x] * len(s.values), s.values, "k.", ms=5)
                 top = max(top, s.mean + (s.std or 0), *s.values)
@@ -274,14 +376,15 @@ def plot(cfg: AblationConfig, tasks: dict, arms: list[ArmResult], comparisons: l
                     label = (f"always “{wf['word']}”" if wf is not None else "floor (random init)") if x == 0 else None
                     ax.plot([x - 0.35, x + 0.35], [fl, fl], "k--", lw=1.2, label=label)
                     top = max(top, fl)
-                c = next((c for c in comparisons if c["size"] == size and c["task"] == k and c["candidate_arm"] == n), None)
+                c = next((c for c in comparisons if c["size"] == size and c["task"] == k and c["candidate_arm"] == n
+                          and c["reference_arm"] == names[0]), None)
                 if c is not None:
                     ax.annotate(c["verdict"] if c["verdict"] != S.INDISTINGUISHABLE else "≈", (x, s.mean + (s.std or 0)),
                                 xytext=(0, 4), textcoords="offset points", ha="center", fontsize=8)
             ax.set_xticks(range(len(names)), names, rotation=15, fontsize=8)
             ax.set_ylim(0, min(1.0, top * 1.25))
             ax.set_title(f"{metric_label(tasks, k)} · {size}", fontsize=9)
-            if (k == MLM and mlm_floors) or (k != MLM and cfg.floor and j == 1):
+            if ((k == MLM and mlm_floors) or (k != MLM and cfg.floor and j == 1)) and ax.get_legend_handles_labels()[0]:
                 ax.legend(fontsize=7, loc="best")
     fig.suptitle(f"{cfg.budget} steps × {cfg.batch_size} × {cfg.seq_len} per arm; mean ± std over seeds "
                  f"(verdicts vs {names[0]}: {cfg.confidence:.0%} paired bootstrap)", fontsize=9)
@@ -290,3 +393,21 @@ def plot(cfg: AblationConfig, tasks: dict, arms: list[ArmResult], comparisons: l
         fig.savefig(tmp, dpi=120, format="png")
     plt.close(fig)
     return path
+
+
+def publish(report: AblationReport, out: Path, *, title: str, command: str, intro: Sequence[str] = ()) -> Path:
+    """A published result in ``out``: README.md (``title``, the command that regenerates it, ``intro``,
+    then the ablation's own report) beside ablation.json, costs.json and ablation.png, each
+    replaced atomically. Returns README.md."""
+    import shutil  # lazy: one use
+
+    out.mkdir(parents=True, exist_ok=True)
+    body = report.markdown.split("\n", 1)[1].lstrip("\n")  # the report without its own title
+    text = "\n".join([f"# {title}", "", f"Generated by `{command}` (do not edit by hand): every number and sentence "
+                      "below is computed from `ablation.json` and `costs.json` beside it.", "", *intro, "", body])
+    with atomic_file(out / "README.md", force=True) as tmp:
+        tmp.write_text(text, encoding="utf-8")
+    for src in (report.json_path, report.json_path.with_name("costs.json"), report.png_path):
+        with atomic_file(out / src.name, force=True) as tmp:
+            shutil.copyfile(src, tmp)
+    return out / "README.md"

@@ -9,12 +9,19 @@ from __future__ import annotations
 import click
 
 from biotok_train.ablate import run_ablation
-from biotok_train.ablate.command import ablate_options, ablation_config
+from biotok_train.ablate.command import ENGINE_OPTIONS, ablate_options, ablation_config, engine_config
+
+
+def _engine_options(f):
+    for option in reversed(ENGINE_OPTIONS):
+        f = option(f)
+    return f
 
 
 @click.command("ablate")
 @ablate_options
-def ablate_cmd(out, quiet, **options) -> None:
+@_engine_options
+def ablate_cmd(out, quiet, force, **options) -> None:
     """Which vocabulary wins: the same budget for each tokenizer, seeds, floors, intervals, verdicts.
 
     Per size and tokenizer: pretrain, eval-mlm and fine-tune every --task for each seed pair,
@@ -26,12 +33,20 @@ def ablate_cmd(out, quiet, **options) -> None:
     it and continued, and its architecture trained from scratch with it; all on the same budget.
 
     \b
+    Every part is a job with a done record: a rerun skips what is done, a failed job is one line
+    and the others go on; the report is written once every job is done (else exit 2, and the same
+    command resumes). --engine ray runs the jobs in parallel (--workers N on this machine,
+    --address for a Ray cluster, --gpus-per-job 0.5 to share a GPU between two fine-tunings).
+
+    \b
     Example:  biotok-train ablate --tokenizers tokA/ tokB/ --corpus corpus.txt --task e3c \\
                 --sizes tiny,small --seeds 0 1 --out ablation/
               biotok-train ablate --tokenizers tok-clinical/ --corpus cases.txt --task e3c \\
-                --base camembert-base/ --arms scratch,continual,transfer --out table9/
+                --base camembert-base/ --arms general,continual,transfer,scratch \\
+                --transfer-methods fvt,random --curve 250,500 --engine ray --workers 4 --out table9/
     """
-    report = run_ablation(ablation_config(**options), out, progress=not quiet)
+    engine = engine_config(options)
+    report = run_ablation(ablation_config(**options), out, progress=not quiet, engine=engine, force=force)
     click.echo(report.markdown)
     click.echo(f"wrote {report.markdown_path}, {report.json_path} and {report.png_path}", err=True)
 

@@ -34,6 +34,19 @@ def test_table_from_the_published_files(tmp_path):
     assert "probe-fr (raw)" not in t  # not run: left out
 
 
+def test_an_ablations_costs_json_is_read_first(tmp_path):
+    """costs.json (what ablate writes) wins over the older files of the same folder."""
+    res = tmp_path / "results"
+    _write(res / "minilm-fr-cpu" / "timings.json", {"as-base/continual.m/p0/mlm": 600.0})
+    _write(res / "minilm-fr-cpu" / "costs.json", {
+        "format": "biotok-costs/1", "total_cpu_s": 1800.0, "total_wall_s": 2000.0,
+        "by_arm": {"continual.m": {"pretrain": 1200.0}, "general.m": {"finetune": 600.0}},
+        "jobs": {"pretrain/as-base/continual.m/p0": {"cpu_s": 1200.0, "wall_s": 1300.0, "device": "cpu"},
+                 "finetune/as-base/general.m/p0/e3c/f0": {"cpu_s": 600.0, "wall_s": 700.0, "device": "cpu"}}})
+    t = V.table(res)
+    assert "| [minilm-fr-cpu](../docs/results/minilm-fr-cpu/) | 30 | CPU | 2 jobs; per arm: continual.m 20, general.m 10 |" in t
+
+
 def test_rewrite_replaces_only_the_table(tmp_path):
     readme = tmp_path / "README.md"
     readme.write_text(f"before\n{V.START}\nold\n{V.END}\nafter\n", encoding="utf-8")

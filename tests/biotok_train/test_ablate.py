@@ -13,9 +13,9 @@ from click.testing import CliRunner
 from biotok.errors import ConfigError
 from biotok_train import stats as S
 from biotok_train.ablate import ArmResult, leg_names, run_ablation, task_dir
-from biotok_train.ablate.command import ablation_config, command_line
+from biotok_train.ablate.command import ablation_config, command_line, engine_config
 import biotok_train.cli  # noqa: F401,E402  (registers the commands: -h as well as --help, see BiotokGroup.add_command)
-from biotok_train.config import AblationConfig, FinetuneConfig, OptimConfig
+from biotok_train.config import AblationConfig, EngineConfig, FinetuneConfig, OptimConfig
 
 ENTITIES = ["insuffisance rénale", "diabète", "hypertension artérielle", "fièvre", "anémie", "asthme"]
 
@@ -57,50 +57,49 @@ def _summary(values) -> dict:
     return S.summarize_seeds(values).to_dict()
 
 
-def _fake_ablation(out: Path, cfg: AblationConfig, names: list[str], skill: dict, floor_skill: dict,
-                   mlm_hits: dict) -> None:
-    """Finished arms on disk, as run_ablation leaves them: done.json, mlm.json, predictions.json."""
+def _heldout_rows(left: bool) -> list[list[float]]:
+    """50 held-out sequences of 10 [MASK] positions: loss 5.2 (left the plateau) or 6.004 per position
+    against a unigram floor of 6.0."""
+    return [[52.0 if left else 60.04, 60.0, 2.0, 0.5, 10.0]] * 50
+
+
+def _fake_ablation(monkeypatch, cfg: AblationConfig, skill: dict, floor_skill: dict, mlm_hits: dict,
+                   left: dict | None = None) -> list[str]:
+    """The ablation's jobs replaced by fakes whose results follow ``skill`` (fine-tuning: sentence i
+    of seed f tagged right when skill[(size, arm)](i, f)), ``floor_skill``, ``mlm_hits`` (per held-out
+    word) and ``left`` (whether an arm left the plateau); the engine, its records and the report
+    are the real ones. Returns the list of jobs the fakes ran."""
+    from biotok_train.ablate import jobs
+
     gold = _gold(Path(cfg.tasks[0]))
-    tdir = task_dir(cfg.tasks[0])
-    for size in cfg.sizes:
-        for name in names:
-            arm = out / "arms" / size / name
-            scores, floors = [], []
-            for p in cfg.pretrain_seeds:
-                hits = mlm_hits[(size, name)]
-                ranks = [1 if h else 0 for h in hits]
-                (arm / f"p{p}").mkdir(parents=True)
-                (arm / f"p{p}" / "mlm.json").write_text(json.dumps(
-                    {"accuracy": {"top1": sum(hits) / len(hits), "top3": 0.5, "top5": 0.6}, "n_words": len(hits),
-                     "ranks": ranks}), encoding="utf-8")
-                for f in cfg.seeds:
-                    for base, sk, acc in ((arm, skill, scores), (arm / "floor", floor_skill, floors)):
-                        run = _run(gold, lambda i: sk[(size, name)](i, f))
-                        d = base / f"p{p}" / tdir / f"f{f}"
-                        d.mkdir(parents=True)
-                        (d / "predictions.json").write_text(json.dumps(run), encoding="utf-8")
-                        acc.append(run["score"])
-            top1 = [sum(mlm_hits[(size, name)]) / len(mlm_hits[(size, name)])] * len(cfg.pretrain_seeds)
-            res = ArmResult(size=size, name=name, tokenizer=name, vocab_size=2000, fertility=1.5, pieces_per_line=40.0,
-                            chars_per_token=3.0, corpus_tokens=10000, steps=cfg.budget, tokens_seen=4096,
-                            chars_seen=12288, epochs=0.41, pretrain_loss=_summary([5.0]),
-                            mlm={k: _summary(top1) for k in ("top1", "top3", "top5")}, mlm_words=len(top1),
-                            metrics={cfg.tasks[0]: _summary(scores)}, floors={cfg.tasks[0]: _summary(floors)})
-            (arm / "done.json").write_text(json.dumps(asdict(res)), encoding="utf-8")
+    ran: list[str] = []
 
+    def arm_of(rel: str) -> tuple[str, str, bool]:
+        parts = rel.split("/")  # arms/SIZE/ARM[/floor]/pP/...
+        return parts[1], parts[2], parts[3] == "floor"
 
-@pytest.fixture()
-def no_training(monkeypatch):
-    """Any pretraining, preparing or fine-tuning fails the test: finished parts must be reused."""
-    import biotok_train.finetune as ft
-    import biotok_train.pretrain.loop as loop
-    import biotok_train.pretrain.prepare as prep
+    def finetune(env, task, model, seed, rel_run, needs):
+        size, arm, floor = arm_of(rel_run)
+        ran.append(rel_run)
+        return _run(gold, lambda i: (floor_skill if floor else skill)[(size, arm)](i, seed))
 
-    def boom(*a, **k):
-        raise AssertionError("a finished part was redone")
+    def evaluate(env, vocab, rel_model, needs):
+        size, arm, _ = arm_of(rel_model)
+        ran.append(rel_model)
+        hits = mlm_hits[(size, arm)]
+        return {"mlm": {"accuracy": {"top1": sum(hits) / len(hits), "top3": 0.5, "top5": 0.6}, "n_words": len(hits),
+                        "ranks": [1 if h else 2 for h in hits]},
+                "heldout": {"rows": _heldout_rows((left or {}).get(arm, False))}}
 
-    for mod, name in ((loop, "pretrain"), (prep, "prepare"), (ft, "run")):
-        monkeypatch.setattr(mod, name, boom)
+    fakes = {"prepare": lambda env, vocab, tok, needs: ran.append(vocab) or {
+                 "vocab_size": 2000, "num_tokens": 10000, "fertility": 1.5, "pieces_per_line": 40.0},
+             "pretrain": lambda env, size, vocab, seed, rel, init, needs: ran.append(rel) or {
+                 "steps": cfg.budget, "final_loss": 5.0, "tokens_seen": 4096, "loss_curve": [[cfg.budget, 5.0]]},
+             "random_bert": lambda env, vocab, size, seed, rel, needs: ran.append(rel) or {"model": rel},
+             "evaluate": evaluate, "finetune": finetune}
+    for name, fn in fakes.items():
+        monkeypatch.setattr(jobs, name, fn)
+    return ran
 
 
 def test_leg_names_unique():
@@ -130,7 +129,8 @@ def test_config_checks_and_command():
          finetune=FinetuneConfig(epochs=5, optim=OptimConfig(lr=3e-5), batch_size=4, max_steps=7, train_fraction=0.25),
          field_name="text", data_dir=str(Path(__file__).parent),
          n_words=17, heldout_every=5, n_resamples=300, confidence=0.9, budget=9, batch_size=3, seq_len=16, lr=1e-3),
-    dict(base="/m/base dir", arms=("scratch", "transfer"), transfer_method="random"),
+    dict(base="/m/base dir", arms=("scratch", "transfer"), transfer_methods=("random",)),
+    dict(base="/m/b", arms=("general", "continual", "transfer"), transfer_methods=("fvt", "random"), curve=(50, 100)),
 ])
 def test_command_reads_back_as_the_same_config(changes):
     """The command line of a config, parsed by ``biotok-train ablate`` itself, gives that config back."""
@@ -142,7 +142,8 @@ def test_command_reads_back_as_the_same_config(changes):
     argv = shlex.split(command_line(cfg, "runs/ab"))
     assert argv[:2] == ["biotok-train", "ablate"]
     params = ablate_cmd.make_context("ablate", argv[2:]).params
-    assert (str(params.pop("out")), params.pop("quiet")) == ("runs/ab", False)
+    assert (str(params.pop("out")), params.pop("quiet"), params.pop("force")) == ("runs/ab", False, False)
+    assert engine_config(params) == EngineConfig()  # who runs the jobs is not in the command line
     assert ablation_config(**params) == cfg
 
 
@@ -151,7 +152,7 @@ def test_train_fraction_is_an_ablate_option_of_every_fine_tuning_run():
 
     argv = ["--tokenizers", "a", "--corpus", "c.txt", "--train-fraction", "0.25", "--out", "x"]
     params = ablate_cmd.make_context("ablate", argv).params
-    params.pop("out"), params.pop("quiet")
+    params.pop("out"), params.pop("quiet"), params.pop("force"), engine_config(params)
     cfg = ablation_config(**params)
     assert cfg.finetune.train_fraction == 0.25 and cfg.finetune_config(3).train_fraction == 0.25
     assert "--train-fraction 0.25" in command_line(cfg)
@@ -168,7 +169,7 @@ def test_task_dir_keeps_paths_apart(tmp_path):
     assert task_dir(str(a)) != task_dir(str(b)) and task_dir(str(a)).startswith("task-")
 
 
-def test_report_from_finished_runs(tmp_path, sample_corpus, tiny_unigram, tiny_wordpiece, no_training):
+def test_report_from_finished_runs(tmp_path, sample_corpus, tiny_unigram, tiny_wordpiece, monkeypatch):
     """Verdicts, floors, flags and Kendall τ computed from saved predictions; nothing retrained."""
     task = _bio_task(tmp_path / "task")
     toks = (str(tiny_unigram), str(tiny_wordpiece))
@@ -182,8 +183,10 @@ def test_report_from_finished_runs(tmp_path, sample_corpus, tiny_unigram, tiny_w
              ("small", ref): lambda i, f: False, ("small", cand): lambda i, f: False}
     mlm = {("tiny", ref): [1] * 20 + [0] * 20, ("tiny", cand): [1] * 20 + [0] * 20,
            ("small", ref): [1] * 30 + [0] * 10, ("small", cand): [1] * 35 + [0] * 5}
-    _fake_ablation(out, cfg, [ref, cand], skill, floor, mlm)
+    ran = _fake_ablation(monkeypatch, cfg, skill, floor, mlm)
     report = run_ablation(cfg, out, progress=False)
+    assert len(ran) == 2 + 2 * 2 * (1 + 1 + 2 + 1 + 2)  # 2 vocabularies; per size and arm 1 pretraining, 1 evaluation,
+    # 2 fine-tunings, the floor's random model and its 2 fine-tunings
 
     by = {(c["size"], c["task"]): c for c in report.comparisons}
     ner = by[("tiny", str(task))]
@@ -203,15 +206,16 @@ def test_report_from_finished_runs(tmp_path, sample_corpus, tiny_unigram, tiny_w
     data = json.loads(report.json_path.read_text(encoding="utf-8"))
     assert {a["name"] for a in data["arms"]} == {ref, cand} and data["reference"] == ref
     assert report.png_path.stat().st_size > 5000
-    first = report.markdown_path.read_bytes()
-    again = run_ablation(cfg, out, progress=False)  # same inputs: byte-identical report
-    assert again.markdown_path.read_bytes() == first
+    first, data_bytes = report.markdown_path.read_bytes(), report.json_path.read_bytes()
+    ran.clear()
+    again = run_ablation(cfg, out, progress=False)  # same inputs: nothing run again, byte-identical report
+    assert ran == [] and again.markdown_path.read_bytes() == first and again.json_path.read_bytes() == data_bytes
     other = AblationConfig(tokenizers=toks, corpus=(str(sample_corpus),), tasks=(str(task),), budget=999)
     with pytest.raises(ConfigError, match="another recipe"):
         run_ablation(other, out, progress=False)
 
 
-def test_cli_ablate_reuses_finished_runs(tmp_path, sample_corpus, tiny_unigram, tiny_wordpiece, no_training):
+def test_cli_ablate_reuses_finished_runs(tmp_path, sample_corpus, tiny_unigram, tiny_wordpiece, monkeypatch):
     from biotok_train.cli import main
 
     task = _bio_task(tmp_path / "task", n_test=20)
@@ -219,7 +223,7 @@ def test_cli_ablate_reuses_finished_runs(tmp_path, sample_corpus, tiny_unigram, 
     cfg = AblationConfig(tokenizers=toks, corpus=(str(sample_corpus),), tasks=(str(task),), seeds=(0,), n_words=20)
     names = leg_names(toks)
     good = {("tiny", n): (lambda i, f: True) for n in names}
-    _fake_ablation(tmp_path / "out", cfg, names, good, {("tiny", n): (lambda i, f: False) for n in names},
+    _fake_ablation(monkeypatch, cfg, good, {("tiny", n): (lambda i, f: False) for n in names},
                    {("tiny", n): [1, 0] * 10 for n in names})
     args = ["ablate", "--tokenizers", *toks, "--corpus", str(sample_corpus), "--task", str(task), "--seeds", "0",
             "--n-words", "20", "--out", str(tmp_path / "out"), "-q"]
@@ -244,7 +248,7 @@ def test_tiny_ablation_end_to_end(tmp_path, sample_corpus, tiny_wordpiece, tiny_
         assert arm.vocab_size == 2000 and arm.steps == 2 and arm.metrics[str(task)]["n"] == 2
         assert arm.tokens_seen > 0 and arm.chars_seen > arm.tokens_seen and str(task) in arm.floors
     assert {c["task"] for c in report.comparisons} == {"mlm", str(task)} and len(report.floors) == 2
-    assert (tmp_path / "out" / "timings.json").is_file()
+    assert (tmp_path / "out" / "costs.json").is_file()
     import biotok_train.pretrain.loop as loop
 
     monkeypatch.setattr(loop, "pretrain", lambda *a, **k: (_ for _ in ()).throw(AssertionError("redone")))
@@ -268,15 +272,15 @@ def test_arms_need_a_base_and_replace_sizes():
     with pytest.raises(ConfigError, match="--sizes does not apply"):
         AblationConfig(tokenizers=("a",), corpus=("c",), arms=("continual",), base="m", sizes=("small",))
     with pytest.raises(ConfigError, match="transfer-method"):
-        AblationConfig(tokenizers=("a",), corpus=("c",), arms=("transfer",), base="m", transfer_method="focus")
+        AblationConfig(tokenizers=("a",), corpus=("c",), arms=("transfer",), base="m", transfer_methods=("focus",))
     cfg = AblationConfig(tokenizers=("t/a", "t/b"), corpus=("c",), arms=("scratch", "continual", "transfer"),
                          base="models/a")
     assert cfg.sizes == (BASE_SIZE,)
     legs = plan_legs(cfg, {"t/a": "a", "t/b": "b"})
     # the reference first; the base's vocabulary is renamed when a candidate has its name
     assert legs == [Leg("continual.a-base", "models/a", "a-base", "continual"),
-                    Leg("transfer.a", "t/a", "a", "transfer"), Leg("scratch.a", "t/a", "a", "scratch"),
-                    Leg("transfer.b", "t/b", "b", "transfer"), Leg("scratch.b", "t/b", "b", "scratch")]
+                    Leg("transfer.a", "t/a", "a", "transfer", "fvt"), Leg("scratch.a", "t/a", "a", "scratch"),
+                    Leg("transfer.b", "t/b", "b", "transfer", "fvt"), Leg("scratch.b", "t/b", "b", "scratch")]
     cmd = command_line(cfg, "o")
     assert "--base models/a --arms scratch,continual,transfer" in cmd and "--sizes" not in cmd
     assert AblationConfig(tokenizers=("a",), corpus=("c",)).arms == ("scratch",)  # the default: no base needed
@@ -316,18 +320,18 @@ def test_table9_arms_from_a_base_end_to_end(tmp_path, sample_corpus, tiny_unigra
     # every arm against the continual reference, every arm against the floor of its vocabulary
     assert {c["candidate_arm"] for c in report.comparisons} == {"transfer.unigram-lower", "scratch.unigram-lower"}
     assert {c["reference_arm"] for c in report.comparisons} == {"continual.general"} and len(report.floors) == 3
-    assert (out / "transfer" / "unigram-lower" / "transfer.json").is_file()
+    assert (out / "transfer" / "fvt" / "unigram-lower" / "transfer.json").is_file()
     assert sorted(p.name for p in (out / "arms" / "as-base").iterdir()) == [
         "continual.general", "floor.general", "floor.unigram-lower", "scratch.unigram-lower", "transfer.unigram-lower"]
     # the scratch arm starts from the random model that is also its vocabulary's floor, with the base's shape
     start = load_file(out / "init" / "random.unigram-lower" / "p0" / "model.safetensors")
-    moved = load_file(out / "transfer" / "unigram-lower" / "model.safetensors")
+    moved = load_file(out / "transfer" / "fvt" / "unigram-lower" / "model.safetensors")
     assert {k: v.shape for k, v in start.items()} == {k: v.shape for k, v in moved.items()}
     emb = "bert.embeddings.word_embeddings.weight"
     assert not torch.equal(start[emb], moved[emb])
     assert "PubMedBERT's Table 9" in report.markdown and "--arms scratch,continual,transfer" in report.markdown
     # the continual arm was prepared with the base's own tokenizer
-    assert json.loads((out / "arms" / "as-base" / "continual.general" / "done.json").read_text())["vocab_size"] == 2000
+    assert report.arms[0].vocab_size == 2000
     import biotok_train.pretrain.loop as loop
 
     monkeypatch.setattr(loop, "pretrain", lambda *a, **k: (_ for _ in ()).throw(AssertionError("redone")))
@@ -354,7 +358,7 @@ def test_a_recipe_saved_before_an_option_existed_still_resumes():
     from biotok_train.ablate import same_recipe
 
     new = AblationConfig(tokenizers=("a",), corpus=("c",), budget=50).recipe()
-    old = {k: v for k, v in new.items() if k not in ("arms", "base", "transfer_method")}
+    old = {k: v for k, v in new.items() if k not in ("arms", "base", "transfer_methods", "curve")}
     assert same_recipe(old, new) and same_recipe(new, new)
     assert not same_recipe({**old, "budget": 60}, new)
     based = AblationConfig(tokenizers=("a",), corpus=("c",), budget=50, arms=("continual",), base="m").recipe()

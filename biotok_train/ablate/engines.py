@@ -1,0 +1,139 @@
+"""Who runs a plan's jobs: :func:`run_local` (in this process, in plan order, the default) or
+:func:`run_ray` (Ray Core tasks: a local instance of N CPUs, or a running cluster).
+
+Both take the same jobs and content keys, skip the jobs already done, run the others with
+:func:`biotok_train.ablate.graph.execute` (which writes each record) and return every job's
+:class:`~biotok_train.ablate.graph.Outcome`: a failed job is one line, the jobs that need it are
+skipped, the others go on. The records are the same whichever engine wrote them.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from typing import Any, Mapping, Sequence
+
+from biotok.errors import ConfigError
+from biotok_train.ablate.graph import DONE, FAILED, SKIPPED, Job, Outcome, execute, pending
+from biotok_train.config import EngineConfig
+
+log = logging.getLogger(__name__)
+
+
+def run(jobs: Sequence[Job], keys: Mapping[str, str], env: Any, engine: EngineConfig) -> dict[str, Outcome]:
+    """Every job's outcome, run by ``engine``."""
+    runner = run_ray if engine.engine == "ray" else run_local
+    return runner(jobs, keys, env, engine)
+
+
+def set_threads(n: int) -> None:
+    """torch's intra-op threads of this process (0: leave torch's default)."""
+    if n > 0:
+        import torch  # lazy: the engines themselves need no torch
+
+        torch.set_num_threads(n)
+
+
+def run_local(jobs: Sequence[Job], keys: Mapping[str, str], env: Any, engine: EngineConfig = EngineConfig()
+              ) -> dict[str, Outcome]:
+    """In this process, in plan order; ``engine.workers`` torch threads (0: torch's default)."""
+    outcomes = pending(env.out, jobs, keys)
+    set_threads(engine.workers)
+    for job in jobs:
+        if job.key not in outcomes:
+            outcomes[job.key] = execute(env, job, keys[job.key], *(outcomes[n] for n in job.needs))
+            _say(outcomes[job.key])
+    return outcomes
+
+
+def _say(o: Outcome) -> None:
+    if o.status == SKIPPED:
+        log.warning("job %s skipped: %s", o.key, o.message)
+    elif o.status == DONE:
+        log.info("job %s done", o.key)
+
+
+def _ray():
+    try:
+        import ray  # lazy: an optional dependency (biotok[ray])
+    except ImportError:
+        raise ConfigError("--engine ray needs Ray: pip install 'biotok[ray]'") from None
+    return ray
+
+
+def _remote_execute(threads: int, env: Any, job: Job, content: str, *upstream: Outcome) -> Outcome:
+    """A Ray task: :func:`execute` with torch limited to this worker's share of the CPUs."""
+    set_threads(threads)
+    return execute(env, job, content, *upstream)
+
+
+def start_ray(engine: EngineConfig):
+    """Connect to ``engine.address`` or start a local instance of ``engine.workers`` CPUs (and, for
+    tests, one logical GPU when ``gpus_per_job`` is set on a machine without one)."""
+    ray = _ray()
+    if ray.is_initialized():
+        return ray
+    if engine.address:
+        ray.init(address=engine.address, log_to_driver=False)
+    else:
+        gpus = None
+        if engine.gpus_per_job > 0:
+            import torch  # lazy: only to count the GPUs a local instance offers
+
+            gpus = torch.cuda.device_count()
+            if not gpus:
+                raise ConfigError("--gpus-per-job: this machine has no GPU (leave it out to fine-tune on the CPUs)")
+        ray.init(num_cpus=engine.workers or os.cpu_count(), num_gpus=gpus, include_dashboard=False,
+                 log_to_driver=False, runtime_env={"env_vars": {"OMP_NUM_THREADS": "1"}})
+    return ray
+
+
+def run_ray(jobs: Sequence[Job], keys: Mapping[str, str], env: Any, engine: EngineConfig) -> dict[str, Outcome]:
+    """Ray Core tasks, one per job not done: a need is passed as its task's ObjectRef (Ray starts a
+    job once its needs are finished); each task takes one CPU and, for jobs that ask, ``gpus_per_job``
+    GPUs. Results are collected with ``ray.wait`` as they finish, so a failure is said at once."""
+    ray = start_ray(engine)
+    have = ray.cluster_resources().get("GPU", 0)
+    if engine.gpus_per_job > have:
+        raise ConfigError(f"--gpus-per-job {engine.gpus_per_job:g}: the Ray cluster has {have:g} GPU(s)")
+    task = ray.remote(_remote_execute)
+    outcomes: dict[str, Any] = dict(pending(env.out, jobs, keys))
+    refs = {}
+    for job in jobs:
+        if job.key in outcomes:
+            continue
+        options = {"num_cpus": 1, "max_retries": 0}
+        if job.gpus > 0 and engine.gpus_per_job > 0:  # on a machine with GPUs: pretrainings take one each,
+            options["num_gpus"] = engine.gpus_per_job if job.shares_gpu else job.gpus  # fine-tunings their share
+        upstream = [refs.get(n, outcomes.get(n)) for n in job.needs]
+        refs[job.key] = task.options(name=job.key, **options).remote(1, env, job, keys[job.key], *upstream)
+    by_ref = {ref: key for key, ref in refs.items()}
+    left = list(refs.values())
+    while left:
+        ready, left = ray.wait(left, num_returns=1)
+        key = by_ref[ready[0]]
+        try:
+            outcomes[key] = ray.get(ready[0])
+        except Exception as e:  # noqa: BLE001  (a worker died, or Ray failed the task)
+            outcomes[key] = _lost(key, e)
+            log.error("job %s failed: %s", key, outcomes[key].message)
+        _say(outcomes[key])
+    return {job.key: _settled(job, outcomes) for job in jobs}
+
+
+def _lost(key: str, e: BaseException) -> Outcome:
+    """A task Ray could not finish (its worker died, or a need's did): one line."""
+    first = next((line.strip() for line in str(e).splitlines() if line.strip()), type(e).__name__)
+    return Outcome(key, FAILED, message=f"{type(e).__name__}: {first}"[:300])
+
+
+def _settled(job: Job, outcomes: Mapping[str, Outcome]) -> Outcome:
+    """A job whose task failed only because a need's did is reported as skipped."""
+    o = outcomes[job.key]
+    if o.status == FAILED and any(outcomes[n].status != DONE for n in job.needs):
+        bad = next(n for n in job.needs if outcomes[n].status != DONE)
+        return Outcome(job.key, SKIPPED, message=f"needs {bad}, which {outcomes[bad].status}")
+    return o
+
+
+__all__ = ["run", "run_local", "run_ray", "set_threads", "start_ray"]

@@ -1,0 +1,196 @@
+"""The plan as data: :class:`Job` (key, needs, a module-level function and its plain arguments),
+the content key of each job, its done record, and :func:`execute`, which every engine calls.
+
+A job's *content key* hashes its own inputs (what the planner names: file contents, the recipe,
+never a path) and the content keys of the jobs it needs, so a changed input makes exactly the
+jobs downstream of it stale. A job is *done* when ``OUT/jobs/KEY.json`` holds a record of that
+content key; a rerun skips it. A job that is not done but left files (a killed run) resumes
+from them when they were started with the same content key, and starts over otherwise.
+
+Jobs and their arguments are picklable plain data, their functions module-level: an engine may
+ship them to other processes or machines (Ray). Results are JSON values.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+from biotok.output import atomic_file
+
+log = logging.getLogger(__name__)
+
+DONE, FAILED, SKIPPED = "done", "failed", "skipped"
+
+
+@dataclass(frozen=True)
+class Job:
+    """One unit of work. ``run(env, *args, needs={key: result})`` returns a JSON value.
+
+    ``inputs``: a digest of the job's own inputs (contents and settings, no paths); ``owns``:
+    folders under OUT it writes (removed before it starts over); ``gpus``: GPUs it asks of an
+    engine that schedules them; ``shares_gpu``: it asks for the engine's per-job share instead
+    (``--gpus-per-job``: several small fine-tunings on one GPU)."""
+
+    key: str
+    run: Callable[..., Any]
+    args: tuple = ()
+    needs: tuple[str, ...] = ()
+    inputs: str = ""
+    owns: tuple[str, ...] = ()
+    gpus: float = 0.0
+    shares_gpu: bool = False
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What happened to a job: done (its result), failed (one line) or skipped (a need did not finish)."""
+
+    key: str
+    status: str
+    result: Any = None
+    message: str = ""
+
+
+def digest(*parts: Any) -> str:
+    """sha256 of the JSON of ``parts``: the content key of plain values."""
+    text = json.dumps(parts, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def content_keys(jobs: Sequence[Job]) -> dict[str, str]:
+    """Each job's content key: its key, its own inputs, and its needs' content keys (in plan order)."""
+    keys: dict[str, str] = {}
+    for job in jobs:
+        missing = [n for n in job.needs if n not in keys]
+        if missing:
+            raise ValueError(f"job {job.key} needs {missing[0]}, which is not planned before it")
+        keys[job.key] = digest(job.key, job.inputs, [keys[n] for n in job.needs])
+    return keys
+
+
+def record_path(out: str | os.PathLike[str], key: str) -> Path:
+    return Path(out) / "jobs" / f"{key}.json"
+
+
+def cost_path(out: str | os.PathLike[str], key: str) -> Path:
+    return Path(out) / "jobs" / f"{key}.cost.json"
+
+
+def read_record(out: str | os.PathLike[str], key: str, content: str) -> tuple[bool, Any]:
+    """(True, result) when ``key``'s record exists, is whole and has ``content`` as its content
+    key; (False, None) otherwise (a damaged record is said once and recomputed)."""
+    path = record_path(out, key)
+    if not path.is_file():
+        return False, None
+    try:
+        rec = json.loads(path.read_text(encoding="utf-8"))
+        ok = isinstance(rec, dict) and rec.get("key") == key and "result" in rec
+    except (OSError, ValueError) as e:
+        log.warning("%s is damaged (%s): its job is run again", path, str(e).splitlines()[0])
+        return False, None
+    if not ok:
+        log.warning("%s is not a job record: its job is run again", path)
+        return False, None
+    return rec.get("inputs") == content, rec["result"]
+
+
+def write_json(path: Path, obj: Any, indent: int | None = 1) -> None:
+    """``obj`` as JSON at ``path``, atomically (temp then rename)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_file(path, force=True) as tmp:
+        tmp.write_text(json.dumps(obj, indent=indent, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def _start_over_if_stale(out: Path, job: Job, content: str) -> None:
+    """Remove what ``job`` left under OUT when it was started with other inputs (or by an unknown
+    run); keep it (a killed job resumes) when started with the same content key."""
+    marker = out / "jobs" / f"{job.key}.started"
+    try:
+        same = marker.read_text(encoding="utf-8").strip() == content
+    except OSError:
+        same = False
+    if not same:
+        for rel in job.owns:
+            p = out / rel
+            if p.is_dir() and not p.is_symlink():
+                shutil.rmtree(p)
+            elif p.exists() or p.is_symlink():
+                p.unlink()
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        with atomic_file(marker, force=True) as tmp:
+            tmp.write_text(content + "\n", encoding="utf-8")
+
+
+def one_line(e: BaseException) -> str:
+    """An exception as one line: its message (a biotok error says it all) or its type and message."""
+    from biotok.errors import BiotokError  # lazy: keeps the error classes out of job pickles
+
+    text = " ".join(str(e).split()) or type(e).__name__
+    return text if isinstance(e, (BiotokError, OSError)) else f"{type(e).__name__}: {text}"
+
+
+def execute(env: Any, job: Job, content: str, *upstream: Outcome) -> Outcome:
+    """Run ``job`` (unless a need did not finish), write its record and its cost; never raises for
+    the job's own failure: a failed job is an :class:`Outcome` with one line."""
+    bad = next((u for u in upstream if u.status != DONE), None)
+    if bad is not None:
+        return Outcome(job.key, SKIPPED, message=f"needs {bad.key}, which {bad.status}")
+    out = Path(env.out)
+    try:
+        _start_over_if_stale(out, job, content)
+        cpu, wall = time.process_time(), time.perf_counter()
+        result = job.run(env, *job.args, needs={u.key: u.result for u in upstream})
+        cost = {"cpu_s": round(time.process_time() - cpu, 2), "wall_s": round(time.perf_counter() - wall, 2),
+                "device": _device(job)}
+        write_json(record_path(out, job.key), {"key": job.key, "inputs": content, "result": result}, indent=None)
+        write_json(cost_path(out, job.key), cost)
+    except Exception as e:  # noqa: BLE001  (any failure of one job is reported, the others go on)
+        message = one_line(e)
+        if isinstance(e, OSError) and not e.filename:  # a write that failed without naming its file
+            message += f" (writing {out / job.owns[0] if job.owns else record_path(out, job.key)})"
+        log.error("job %s failed: %s", job.key, message)
+        return Outcome(job.key, FAILED, message=message)
+    return Outcome(job.key, DONE, result)
+
+
+def _device(job: Job) -> str:
+    """Where a job ran, in words: cpu, or the GPU this process sees (a job that used torch)."""
+    import sys  # lazy: one use
+
+    torch = sys.modules.get("torch")  # never imported here: a job that did not use torch ran on the CPU
+    if job.gpus <= 0 or torch is None or not torch.cuda.is_available():
+        return "cpu"
+    return torch.cuda.get_device_name(0)
+
+
+def pending(out: str | os.PathLike[str], jobs: Sequence[Job], keys: Mapping[str, str]) -> dict[str, Outcome]:
+    """The jobs already done (their outcome, read from their records): an engine runs the others."""
+    done = {}
+    for job in jobs:
+        ok, result = read_record(out, job.key, keys[job.key])
+        if ok:
+            done[job.key] = Outcome(job.key, DONE, result)
+    return done
+
+
+def costs(out: str | os.PathLike[str], keys: Iterable[str]) -> dict[str, dict]:
+    """The cost record of each job (CPU and wall seconds, device), as written when it ran."""
+    rows = {}
+    for key in keys:
+        try:
+            rows[key] = json.loads(cost_path(out, key).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+    return rows
+
+
+__all__ = ["DONE", "FAILED", "SKIPPED", "Job", "Outcome", "content_keys", "costs", "digest", "execute", "pending",
+           "read_record", "record_path", "write_json"]

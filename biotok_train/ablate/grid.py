@@ -1,0 +1,175 @@
+"""An ablation as a graph of jobs (:class:`~biotok_train.ablate.graph.Job`), built from its
+:class:`~biotok_train.config.AblationConfig`, its arms and the fingerprints of its inputs.
+
+Per vocabulary: ``prepare/V`` (its pretraining text and held-out lines prepared). With a base:
+``transfer/M/V`` (the base moved to V by method M) and ``init/V/pP`` (the base's architecture,
+random weights: the start of scratch.V and the floor of V). Without one: ``floor-model/S/ARM/pP``.
+Per arm, size and pretraining seed: ``pretrain/S/ARM/pP`` (snapshots at the curve's steps),
+``evaluate/S/ARM/pP`` (masked words, held-out [MASK] numbers), and per task and fine-tuning
+seed ``finetune/S/ARM/pP/TASK/fF`` (the floors' as ``finetune/S/FLOOR/...``); the curve's runs
+``curve/S/ARM/pP/kK/TASK/fF``; with --probe, ``probe``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+from typing import Sequence
+
+from biotok_train.ablate import jobs as J
+from biotok_train.ablate.graph import Job, digest
+from biotok_train.ablate.plan import Leg, floor_name, snapshot_dir, task_dir
+from biotok_train.config import AblationConfig
+
+
+@dataclass
+class Grid:
+    """The jobs in plan order, and which fine-tuning runs make each cell of the report:
+    ``runs[(size, arm, task, step)]`` = {"pP-fF": job key} (step None: the arm's final model)."""
+
+    jobs: list[Job] = field(default_factory=list)
+    runs: dict = field(default_factory=dict)
+
+    def add(self, job: Job) -> str:
+        if all(j.key != job.key for j in self.jobs):
+            self.jobs.append(job)
+        return job.key
+
+
+def pretrain_key(size: str, arm: str, p: int) -> str:
+    return f"pretrain/{size}/{arm}/p{p}"
+
+
+def evaluate_key(size: str, arm: str, p: int) -> str:
+    return f"evaluate/{size}/{arm}/p{p}"
+
+
+def _start(g: Grid, cfg: AblationConfig, fp: dict, leg: Leg, p: int) -> tuple[str | None, tuple[str, ...]]:
+    """Where ``leg``'s pretraining (seed ``p``) starts: (model, the jobs that make it)."""
+    if cfg.base is None:
+        return None, ()
+    if leg.init in ("general", "continual"):
+        return cfg.base, ()
+    if leg.init == "transfer":
+        return _transferred(g, fp, leg, leg.method)
+    return _random_init(g, cfg, fp, leg, p)
+
+
+def _transferred(g: Grid, fp: dict, leg: Leg, method: str) -> tuple[str, tuple[str, ...]]:
+    rel = f"transfer/{method}/{leg.vocab}"
+    key = g.add(Job(f"transfer/{method}/{leg.vocab}", J.transfer, (method, leg.vocab, leg.tokenizer),
+                    inputs=digest(fp["base"], fp["tok"][leg.vocab], method), owns=(rel,)))
+    return rel, (key,)
+
+
+def _random_init(g: Grid, cfg: AblationConfig, fp: dict, leg: Leg, p: int) -> tuple[str, tuple[str, ...]]:
+    """init/random.V/pP: the base's architecture, random weights, V's tokenizer (a transferred model's)."""
+    template, needs = (cfg.base, ()) if leg.init in ("general", "continual") else \
+        _transferred(g, fp, leg, cfg.transfer_methods[0])
+    rel = f"init/random.{leg.vocab}/p{p}"
+    g.add(Job(f"init/{leg.vocab}/p{p}", J.random_like, (template, p, rel), needs,
+              inputs=digest(fp["base"], p), owns=(rel,)))
+    return rel, (f"init/{leg.vocab}/p{p}",)
+
+
+def _floor_model(g: Grid, cfg: AblationConfig, fp: dict, size: str, leg: Leg, p: int) -> tuple[str, tuple[str, ...]]:
+    """The random-init model a floor fine-tunes: with a base its vocabulary's init, else a fresh BERT."""
+    if cfg.base is not None:
+        return _random_init(g, cfg, fp, leg, p)
+    rel = f"arms/{size}/{leg.name}/floor/p{p}/model"
+    key = g.add(Job(f"floor-model/{size}/{leg.name}/p{p}", J.random_bert, (leg.vocab, size, p, rel),
+                    (f"prepare/{leg.vocab}",), inputs=digest(p, size), owns=(rel,)))
+    return rel, (key,)
+
+
+def _finetunes(g: Grid, cfg: AblationConfig, fp: dict, cell: tuple, prefix: str, rel_dir: str,
+               models: dict[int, tuple[str, tuple[str, ...]]], tasks: Sequence[str]) -> None:
+    """Every (pretraining seed, fine-tuning seed) run of ``tasks`` on ``models`` (by pretraining seed)."""
+    size, arm, step = cell
+    for task in tasks:
+        runs = g.runs.setdefault((size, arm, task, step), {})
+        for p, (model, needs) in models.items():
+            for f in cfg.seeds:
+                rel = f"{rel_dir}/p{p}/{task_dir(task)}/f{f}"
+                key = g.add(Job(f"{prefix}/p{p}/{task_dir(task)}/f{f}", J.finetune, (task, model, f, rel), needs,
+                                inputs=digest(fp["task"][task], fp["base"], cfg.finetune_config(f).to_dict()), owns=(rel,),
+                                gpus=1.0, shares_gpu=True))
+                runs[f"p{p}-f{f}"] = key
+
+
+def _arm(g: Grid, cfg: AblationConfig, fp: dict, size: str, leg: Leg) -> None:
+    """One arm at one size: its pretraining and evaluation per seed, its fine-tunings and floors."""
+    models = {}
+    for p in cfg.pretrain_seeds:
+        if not leg.pretrained:
+            models[p] = (cfg.base, ())
+            continue
+        rel = f"arms/{size}/{leg.name}/p{p}"
+        init, needs = _start(g, cfg, fp, leg, p)
+        settings = [cfg.budget, cfg.batch_size, cfg.lr, cfg.seq_len, list(cfg.curve), size, p, fp["base"]]
+        key = g.add(Job(pretrain_key(size, leg.name, p), J.pretrain, (size, leg.vocab, p, rel, init),
+                        (f"prepare/{leg.vocab}", *needs), inputs=digest(settings),
+                        owns=(f"{rel}/model", f"{rel}/curve"), gpus=1.0))
+        g.add(Job(evaluate_key(size, leg.name, p), J.evaluate, (leg.vocab, f"{rel}/model"), (key,),
+                  inputs=digest(cfg.n_words)))
+        models[p] = (f"{rel}/model", (key,))
+    _finetunes(g, cfg, fp, (size, leg.name, None), f"finetune/{size}/{leg.name}", f"arms/{size}/{leg.name}",
+               models, cfg.tasks)
+    if cfg.floor or (cfg.curve and leg.init == "scratch"):
+        floor = floor_name(leg, cfg.base is not None)
+        floors = {p: _floor_model(g, cfg, fp, size, leg, p) for p in cfg.pretrain_seeds}
+        _finetunes(g, cfg, fp, (size, floor, None), f"finetune/{size}/{floor}", f"arms/{size}/{floor}", floors,
+                   cfg.tasks)
+
+
+def _curve(g: Grid, cfg: AblationConfig, fp: dict, size: str, leg: Leg, legs: Sequence[Leg]) -> None:
+    """The first task fine-tuned from each checkpoint of the curve (step 0: where the arm starts;
+    a run that another cell already makes, such as general's or the floor's, is that cell's)."""
+    task = cfg.tasks[:1]
+    general = next((x for x in legs if x.init == "general"), None)
+    for k in (0, *cfg.curve):
+        cell = (size, leg.name, task[0], k)
+        if k == 0 and leg.init == "continual" and general is not None:
+            g.runs[cell] = g.runs[(size, general.name, task[0], None)]
+        elif k == 0 and leg.init == "scratch":
+            g.runs[cell] = g.runs[(size, floor_name(leg, cfg.base is not None), task[0], None)]
+        elif k == 0:
+            models = {p: _start(g, cfg, fp, leg, p) for p in cfg.pretrain_seeds}
+            _finetunes(g, cfg, fp, (size, leg.name, 0), f"curve/{size}/{leg.name}/k0", f"arms/{size}/{leg.name}/k0",
+                       models, task)
+        else:
+            models = {p: (str(snapshot_dir(_rel(size, leg, p), k)), (pretrain_key(size, leg.name, p),))
+                      for p in cfg.pretrain_seeds}
+            _finetunes(g, cfg, fp, (size, leg.name, k), f"curve/{size}/{leg.name}/k{k}",
+                       f"arms/{size}/{leg.name}/k{k}", models, task)
+
+
+def _rel(size: str, leg: Leg, p: int) -> PurePosixPath:
+    return PurePosixPath("arms", size, leg.name, f"p{p}")
+
+
+def build(cfg: AblationConfig, legs: Sequence[Leg], fp: dict) -> Grid:
+    """Every job of the ablation in plan order (the most informative first: the preparations, then
+    per size and arm its pretraining, evaluation and fine-tunings, then the curve and the probe).
+    ``fp``: the fingerprints of the inputs (see :func:`biotok_train.ablate.keys.fingerprints`)."""
+    g = Grid()
+    for vocab, tok in dict.fromkeys((leg.vocab, leg.tokenizer) for leg in legs):
+        g.add(Job(f"prepare/{vocab}", J.prepare, (vocab, tok), inputs=digest(fp["corpus"], fp["tok"][vocab],
+                                                                            cfg.seq_len),
+                  owns=(f"data/{vocab}", f"data/{vocab}.heldout")))
+    for size in cfg.sizes:
+        for leg in legs:
+            _arm(g, cfg, fp, size, leg)
+    for size in cfg.sizes:
+        for leg in legs:
+            if cfg.curve and leg.pretrained:
+                _curve(g, cfg, fp, size, leg, legs)
+    if cfg.probe:
+        vocabs = {leg.vocab: leg.tokenizer for leg in legs}
+        g.add(Job("probe", J.probe, (vocabs,), inputs=digest(fp["corpus"], [fp["tok"][v] for v in vocabs], cfg.probe,
+                                                              cfg.pretrain_seeds, cfg.batch_size, cfg.seq_len),
+                  owns=("probe",)))
+    return g
+
+
+__all__ = ["Grid", "build", "evaluate_key", "pretrain_key"]

@@ -1,0 +1,208 @@
+"""The jobs of an ablation: module-level functions of plain arguments, each returning a JSON value
+(what its done record keeps). :mod:`biotok_train.ablate.plan` puts them in a graph; an engine
+runs them in this process or in others (Ray), so each reads what it needs from OUT itself.
+
+Every function takes ``env`` (:class:`Env`: the recipe and OUT), its arguments, and ``needs``
+(the results of the jobs it needs, by key).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import logging
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from biotok.output import atomic_directory
+from biotok_train.ablate.plan import (
+    TOKENIZER_FILES, data_dir, encode, prepared, snapshot_dir,
+)
+from biotok_train.config import AblationConfig
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Env:
+    """What every job of one ablation shares: its recipe and its folder (plain, picklable)."""
+
+    cfg: AblationConfig
+    out: str
+    progress: bool = False
+
+
+@dataclass(frozen=True)
+class Shared:
+    """What the jobs of one ablation read, loaded once per process: the corpus split, the held-out
+    words, the tasks (data and heads)."""
+
+    train: Path
+    held: Path
+    samples: list
+    datasets: dict  # task key -> TaskData
+    task_objs: dict  # task key -> (TaskSpec, task type, head)
+
+
+@functools.lru_cache(maxsize=4)
+def shared(env: Env) -> Shared:
+    """The corpus split (written by the driver before any job), the held-out words and the tasks."""
+    from biotok_train.evaluate.masked_words import sample_words  # lazy: torch-free, but heavy to import
+    from biotok_train.finetune import make_head, resolve  # lazy: torch
+
+    cfg, out = env.cfg, Path(env.out)
+    train, held = out / "corpus" / "pretrain.txt", out / "corpus" / "heldout.txt"
+    samples = sample_words(held.read_text(encoding="utf-8").splitlines(), cfg.n_words, seed=0)
+    resolved = {t: resolve(t, None, cfg.data_dir) for t in cfg.tasks}
+    objs = {t: (spec, kind, make_head(kind, cfg.finetune_config(cfg.seeds[0]), spec))
+            for t, (spec, _, kind) in resolved.items()}
+    return Shared(train, held, samples, {t: data for t, (_, data, _) in resolved.items()}, objs)
+
+
+def prepare(env: Env, vocab: str, tokenizer: str, needs: dict) -> dict:
+    """A vocabulary's pretraining text and held-out lines prepared, and its segmentation of them."""
+    from biotok.formats import load  # lazy: tokenizers
+    from biotok.metrics import fragmentation  # lazy: numpy
+
+    s, out = shared(env), Path(env.out)
+    data = prepared(data_dir(out, vocab), s.train, tokenizer, env.cfg.seq_len, env.progress)
+    prepared(data_dir(out, vocab, heldout=True), s.held, tokenizer, env.cfg.seq_len)
+    lines = [line for line in s.held.read_text(encoding="utf-8").splitlines() if line.strip()]
+    f = fragmentation(load(tokenizer), lines)
+    return {"vocab_size": int(data.vocab_size), "num_tokens": int(data.num_tokens),
+            "fertility": round(f.fertility, 4), "pieces_per_line": round(f.mean_sequence_length, 2)}
+
+
+def transfer(env: Env, method: str, vocab: str, tokenizer: str, needs: dict) -> dict:
+    """The base moved to ``vocab`` (OUT/transfer/METHOD/VOCAB): the start of its transfer arm."""
+    from biotok_train.config import TransferConfig  # lazy: keeps job pickles small
+    from biotok_train.transfer import MARKER, transfer_to  # lazy: torch
+
+    rel = f"transfer/{method}/{vocab}"
+    transfer_to(env.cfg.base, tokenizer, Path(env.out) / rel, TransferConfig(method, seed=0), force=True)
+    saved = json.loads((Path(env.out) / rel / MARKER).read_text(encoding="utf-8"))
+    return {"model": rel, "counts": saved.get("counts", {}) if isinstance(saved, dict) else {}}
+
+
+def random_like(env: Env, template: str, seed: int, rel_out: str, needs: dict) -> dict:
+    """``template``'s architecture with random weights (its own initializer, ``seed``) and its
+    tokenizer files: the start of a scratch arm and the floor of its vocabulary (with a base)."""
+    import torch  # lazy: torch
+    import transformers  # lazy: torch
+
+    from biotok_train.hf_models import encoder_dir, quiet_transformers  # lazy: torch
+    from biotok_train.pretrain.init import MLM_TYPES  # lazy: torch
+
+    out, src = Path(env.out) / rel_out, encoder_dir(_model_path(env, template))
+    with quiet_transformers():
+        config = transformers.AutoConfig.from_pretrained(str(src))
+        torch.manual_seed(seed)
+        if MLM_TYPES.get(config.model_type) == "albert":
+            model = transformers.AlbertForPreTraining(config)
+        else:
+            model = transformers.AutoModelForMaskedLM.from_config(config)
+    with atomic_directory(out, force=True) as tmp:
+        with quiet_transformers():
+            model.save_pretrained(str(tmp))
+        for name in TOKENIZER_FILES:
+            if (src / name).is_file():
+                shutil.copyfile(src / name, tmp / name)
+    return {"model": rel_out}
+
+
+def random_bert(env: Env, vocab: str, size: str, seed: int, rel_out: str, needs: dict) -> dict:
+    """A randomly initialised BERT MLM of ``size`` with ``vocab`` (the floor without a base)."""
+    import torch  # lazy: torch
+
+    from biotok_train.hf_models import save_hf_tokenizer  # lazy: torch
+    from biotok_train.pretrain import checkpoint as ckpt  # lazy: torch
+    from biotok_train.pretrain.models import Vocab, build  # lazy: torch
+    from biotok_train.pretrain.packed import PackedData  # lazy: numpy
+
+    packed = PackedData(data_dir(Path(env.out), vocab))
+    torch.manual_seed(seed)
+    v = Vocab(packed.vocab_size, packed.pad_id, packed.cls_id, packed.sep_id, packed.mask_id)
+    module = build("mlm", "bert", size, v, packed.seq_len)
+    with atomic_directory(Path(env.out) / rel_out, force=True) as tmp:
+        ckpt.save_model(module, tmp)
+        save_hf_tokenizer(packed.path / "tokenizer", tmp, seq_len=packed.seq_len)
+    return {"model": rel_out}
+
+
+def _model_path(env: Env, model: str) -> Path:
+    """A model named in a job: a path relative to OUT (made by a job), else as given (the base)."""
+    p = Path(env.out) / model
+    return p if not Path(model).is_absolute() and p.exists() else Path(model)
+
+
+def pretrain(env: Env, size: str, vocab: str, seed: int, rel_dir: str, init: str | None, needs: dict) -> dict:
+    """``budget`` MLM steps from ``init`` (None: a fresh BERT of ``size``), in chunks ending at the
+    curve's steps, each saved as a model (OUT/REL_DIR/curve/step-K); resumes a killed run."""
+    from biotok_train.pretrain import checkpoint as ckpt  # lazy: torch
+    from biotok_train.pretrain.loop import pretrain as run_pretrain  # lazy: torch
+
+    cfg, d = env.cfg, Path(env.out) / rel_dir
+    model = d / "model"
+    pcfg = cfg.pretrain_config(size, seed, None if init is None else _model_path(env, init))
+    res = None
+    for stop in [*cfg.curve, cfg.budget]:
+        if stop < cfg.budget and (snapshot_dir(d, stop) / "config.json").is_file():
+            continue
+        res = run_pretrain(data_dir(Path(env.out), vocab), pcfg, model, resume=(model / ckpt.STATE).exists(),
+                           stop_after=stop, progress=env.progress)
+        if stop < cfg.budget:
+            _snapshot(model, snapshot_dir(d, stop))
+    rows = [json.loads(line) for line in (model / "metrics.jsonl").read_text(encoding="utf-8").splitlines()
+            if line.strip()]
+    return {"steps": int(res.steps), "final_loss": float(res.final_loss),
+            "tokens_seen": int(rows[-1]["tokens"]) if rows else 0,
+            "loss_curve": [[r["step"], round(r["loss"], 4)] for r in rows if "loss" in r]}
+
+
+def _snapshot(model_dir: Path, out: Path) -> None:
+    """The Hugging Face files of a run (weights, config, tokenizer), not its training state."""
+    with atomic_directory(out, force=True) as tmp:
+        for p in model_dir.iterdir():
+            if p.is_file() and p.suffix in (".json", ".safetensors", ".txt", ".model") and p.name != "metrics.jsonl":
+                shutil.copyfile(p, tmp / p.name)
+
+
+def evaluate(env: Env, vocab: str, rel_model: str, needs: dict) -> dict:
+    """Masked-word accuracy on the held-out words and the held-out [MASK] numbers of one model."""
+    from biotok_train.pretrain.heldout import evaluate_saved  # lazy: torch
+    from biotok_train.evaluate.masked_words import masked_word_accuracy  # lazy: torch
+    from biotok_train.hf_models import load_mlm  # lazy: torch
+
+    out, model_dir = Path(env.out), Path(env.out) / rel_model
+    model, tok = load_mlm(model_dir)
+    res = masked_word_accuracy(model, tok, shared(env).samples, name=vocab)
+    held = evaluate_saved(model_dir, data_dir(out, vocab), data_dir(out, vocab, heldout=True))
+    return {"mlm": {**res.to_dict(), "ranks": list(res.ranks)}, "heldout": held.to_dict(rows=True)}
+
+
+def finetune(env: Env, task: str, model: str, seed: int, rel_run: str, needs: dict) -> dict:
+    """One fine-tuning run: its score and its test predictions (for the paired bootstrap)."""
+    from biotok_train.finetune import run  # lazy: torch
+
+    s = shared(env)
+    spec, kind, _ = s.task_objs[task]
+    res = run(_model_path(env, model), spec, s.datasets[task], kind, env.cfg.finetune_config(seed),
+              Path(env.out) / rel_run, force=True, progress=env.progress, save_model=False)
+    return {"metric": res.dev_metric, "score": float(res.metrics[res.dev_metric]), "metrics": res.metrics,
+            "labels": list(res.labels), "predictions": encode(res.predictions)}
+
+
+def probe(env: Env, vocabs: dict, needs: dict) -> dict:
+    """The causal-LM probe of each vocabulary (OUT/probe/), in fair mode: every arm trained and
+    scored on the same text, as lossy as the most lossy normalization among them."""
+    from biotok_train.probe.arms import probe_vocabularies  # lazy: torch
+
+    cfg, s = env.cfg, shared(env)
+    return probe_vocabularies(vocabs, s.train, s.held, Path(env.out) / "probe", steps=cfg.probe,
+                              seeds=cfg.pretrain_seeds, batch_size=cfg.batch_size, seq_len=cfg.seq_len,
+                              fair=True, progress=env.progress)
+
+
+__all__ = ["Env", "Shared", "evaluate", "finetune", "prepare", "pretrain", "probe", "random_bert", "random_like",
+           "shared", "transfer"]

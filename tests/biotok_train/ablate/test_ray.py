@@ -1,0 +1,130 @@
+"""--engine ray: the same graph as Ray tasks on one local instance (2 CPUs, 1 logical GPU, shared
+by this module): needs passed as ObjectRefs, failures per job, a killed worker then a rerun, GPU
+fractions, and the same ablation.json as the local engine."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+
+import pytest
+
+from biotok_train.ablate.engines import run_local, run_ray
+from biotok_train.ablate.graph import DONE, FAILED, SKIPPED, Job, content_keys
+from biotok_train.config import EngineConfig
+from tests.biotok_train.ablate import toyjobs as T
+
+ray = pytest.importorskip("ray", reason="--engine ray needs Ray (pip install 'biotok[ray]')")
+RAY = EngineConfig(engine="ray", workers=2)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def ray_instance():
+    """One local Ray instance for the module (about 7 s to start on 2 cores): 2 CPUs, 1 logical GPU."""
+    ray.init(num_cpus=2, num_gpus=1, include_dashboard=False, log_to_driver=False,
+             runtime_env={"env_vars": {"OMP_NUM_THREADS": "1", "PYTHONPATH": os.environ.get("PYTHONPATH", os.getcwd())}})
+    yield
+    ray.shutdown()
+
+
+def _plan(kill: bool = False, bad: bool = False) -> list[Job]:
+    b = T.die_once if kill else T.fail if bad else T.add
+    return [Job("a", T.add, ("a",)), Job("b", b, ("b",), ("a",)), Job("c", T.add, ("c",), ("a", "b")),
+            Job("d", T.add, ("d",)), Job("e", T.add, ("e",), ("c",))]
+
+
+def test_ray_runs_the_graph_like_the_local_engine(tmp_path):
+    jobs = _plan()
+    (tmp_path / "l").mkdir()
+    (tmp_path / "r").mkdir()
+    local = run_local(jobs, content_keys(jobs), T.ToyEnv(str(tmp_path / "l")))
+    remote = run_ray(jobs, content_keys(jobs), T.ToyEnv(str(tmp_path / "r")), RAY)
+    assert T.report(tmp_path / "r", remote) == T.report(tmp_path / "l", local)
+    for key in ("a", "c", "e"):
+        assert (tmp_path / "r" / "jobs" / f"{key}.json").read_bytes() == (tmp_path / "l" / "jobs" / f"{key}.json").read_bytes()
+
+
+def test_ray_isolates_a_failed_job(tmp_path):
+    jobs = _plan(bad=True)
+    out = run_ray(jobs, content_keys(jobs), T.ToyEnv(str(tmp_path)), RAY)
+    assert out["b"].status == FAILED and out["b"].message == "ValueError: b cannot work second line of the error"
+    assert (out["c"].status, out["e"].status) == (SKIPPED, SKIPPED) and out["d"].status == DONE
+
+
+def test_a_killed_worker_then_a_rerun_gives_the_same_result(tmp_path):
+    (tmp_path / "clean").mkdir()
+    (tmp_path / "killed").mkdir()
+    clean = run_ray(_plan(), content_keys(_plan()), T.ToyEnv(str(tmp_path / "clean")), RAY)
+    jobs = _plan(kill=True)
+    first = run_ray(jobs, content_keys(jobs), T.ToyEnv(str(tmp_path / "killed")), RAY)
+    assert first["b"].status == FAILED and "Worker" in first["b"].message  # its worker process died
+    assert first["c"].status == SKIPPED and first["d"].status == DONE
+    again = run_ray(jobs, content_keys(jobs), T.ToyEnv(str(tmp_path / "killed")), RAY)
+    assert all(o.status == DONE for o in again.values())
+    assert T.report(tmp_path / "killed", again) == T.report(tmp_path / "clean", clean)
+
+
+@pytest.mark.parametrize("fraction,overlap", [(0.5, True), (1.0, False)])
+def test_gpu_fractions_are_respected(tmp_path, fraction, overlap):
+    """Two fine-tuning jobs asking 0.5 GPU share the one GPU (they run at the same time); two asking
+    1.0 never do (markers each job leaves, not timings)."""
+    jobs = [Job("x", T.rendezvous, ("x", "y"), gpus=1.0, shares_gpu=True),
+            Job("y", T.rendezvous, ("y", "x"), gpus=1.0, shares_gpu=True)]
+    out = run_ray(jobs, content_keys(jobs), T.ToyEnv(str(tmp_path)), EngineConfig(engine="ray", gpus_per_job=fraction))
+    assert all(o.status == DONE for o in out.values())
+    assert [out[k].result["saw_other_running"] for k in "xy"] == [overlap, overlap]
+
+
+def test_more_gpus_than_the_cluster_has_is_refused(tmp_path):
+    from biotok.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="has 1 GPU"):
+        run_ray(_plan(), content_keys(_plan()), T.ToyEnv(str(tmp_path)), EngineConfig(engine="ray", gpus_per_job=2))
+
+
+def _kill_when(cmd: list[str], path, env: dict) -> None:
+    """Start ``cmd``, SIGKILL it once ``path`` exists (or it has ended on its own)."""
+    import signal
+    import subprocess
+    import time
+
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    while proc.poll() is None and not path.exists():
+        time.sleep(0.05)
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGKILL)
+    proc.wait()
+
+
+def test_a_real_ablation_is_byte_identical_local_ray_and_after_a_kill(tmp_path, sample_corpus, tiny_wordpiece):
+    """A toy ablation (2 pretraining steps, 2 fine-tuning seeds, floors): ablation.json is the same
+    bytes run by the local engine, by Ray, and killed mid-run (SIGKILL, once its pretraining is
+    done) then resumed; the costs go to costs.json."""
+    import sys
+
+    from biotok_train.ablate import run_ablation
+    from biotok_train.config import AblationConfig, FinetuneConfig
+    from tests.biotok_train.test_ablate import _bio_task
+
+    task = _bio_task(tmp_path / "task", n_test=8)
+    cfg = AblationConfig(tokenizers=(str(tiny_wordpiece),), corpus=(str(sample_corpus),), tasks=(str(task),),
+                         budget=2, batch_size=2, seq_len=32, seeds=(0, 1), n_words=10, heldout_every=50,
+                         finetune=FinetuneConfig(epochs=1, max_steps=2, batch_size=4), n_resamples=100)
+    out = tmp_path / "out"
+    run_ablation(cfg, out, progress=False)
+    reference = (out / "ablation.json").read_bytes()
+    assert json.loads((out / "costs.json").read_text(encoding="utf-8"))["total_cpu_s"] > 0
+    shutil.rmtree(out)
+    run_ablation(cfg, out, progress=False, engine=RAY)
+    assert (out / "ablation.json").read_bytes() == reference
+    shutil.rmtree(out)
+    args = [sys.executable, "-c", "from biotok_train.cli import main; main()", "ablate", "--tokenizers",
+            str(tiny_wordpiece), "--corpus", str(sample_corpus), "--task", str(task), "--budget", "2",
+            "--batch-size", "2", "--seq-len", "32", "--seeds", "0", "1", "--n-words", "10", "--heldout-every", "50",
+            "--ft-epochs", "1", "--ft-max-steps", "2", "--ft-batch-size", "4", "--n-resamples", "100",
+            "--out", str(out), "-q"]
+    _kill_when(args, out / "jobs" / "pretrain" / "tiny" / "wordpiece" / "p0.json", {**os.environ, "OMP_NUM_THREADS": "1"})
+    assert not (out / "ablation.json").exists() and (out / "jobs").is_dir()
+    run_ablation(cfg, out, progress=False)
+    assert (out / "ablation.json").read_bytes() == reference

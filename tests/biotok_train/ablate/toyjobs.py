@@ -1,0 +1,54 @@
+"""Toy jobs for the engine tests: module-level functions of plain data (Ray workers import them),
+leaving markers in the run's folder instead of training anything."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class ToyEnv:
+    out: str
+
+
+def add(env: ToyEnv, name: str, needs: dict) -> dict:
+    """1 + the sum of its needs' values; appends its name to OUT/order.log (the order jobs ran in)."""
+    with open(Path(env.out) / "order.log", "a", encoding="utf-8") as f:
+        f.write(name + "\n")
+    return {"name": name, "value": 1 + sum(r["value"] for r in needs.values())}
+
+
+def fail(env: ToyEnv, name: str, needs: dict) -> dict:
+    raise ValueError(f"{name} cannot work\nsecond line of the error")
+
+
+def die_once(env: ToyEnv, name: str, needs: dict) -> dict:
+    """Kills its own process (a worker dying mid-job) the first time; works the next."""
+    marker = Path(env.out) / f"{name}.died"
+    if not marker.exists():
+        marker.write_text("x", encoding="utf-8")
+        os.kill(os.getpid(), signal.SIGKILL)
+    return add(env, name, needs)
+
+
+def rendezvous(env: ToyEnv, name: str, other: str, needs: dict) -> dict:
+    """Marks its start and end; while running (at least ``hold`` seconds, until it has seen the other
+    one running at the same time), notes whether ``other`` was running too."""
+    d = Path(env.out)
+    (d / f"{name}.start").write_text("x", encoding="utf-8")
+    seen, t0 = False, time.monotonic()
+    while time.monotonic() - t0 < 3.0 and not seen:
+        seen = (d / f"{other}.start").exists() and not (d / f"{other}.end").exists()
+        time.sleep(0.05)
+    (d / f"{name}.end").write_text("x", encoding="utf-8")
+    return {"name": name, "saw_other_running": seen, "value": 1}
+
+
+def report(out: str | os.PathLike[str], outcomes: dict) -> bytes:
+    """A toy report: every job's result, sorted, as JSON bytes."""
+    return json.dumps({k: o.result for k, o in sorted(outcomes.items())}, sort_keys=True).encode()
