@@ -40,7 +40,8 @@ from biotok_train.ablate.analysis import compute_statistics, verdict_sentences
 from biotok_train.ablate.graph import Job, Outcome, content_keys, execute
 from biotok_train.ablate.plan import MLM, ArmResult, Leg, floor_dir, leg_names, plan_legs, task_dir
 from biotok_train.ablate.report import AblationReport, format_report, plot
-from biotok_train.ablate.run import Incomplete, run_ablation, same_recipe, split_corpus, word_floor
+from biotok_train.ablate.analysis import word_floor
+from biotok_train.ablate.run import Incomplete, run_ablation, same_recipe, split_corpus
 from biotok_train.config import ARMS, BASE_SIZE, TRANSFER_METHODS, AblationConfig, EngineConfig
 
 __all__ = ["ARMS", "BASE_SIZE", "MLM", "TRANSFER_METHODS", "AblationConfig", "AblationReport", "ArmResult",
