@@ -10,6 +10,9 @@ every run of characters that are not letters or digits made one space. So the to
 sentence. A line is dropped when its normalised form equals an evaluated sentence's, or
 contains it as a run of whole words (for sentences of at least ``min_chars`` normalised
 characters, so that a short line such as "Results" does not remove every line it occurs in).
+
+:func:`eval_sentences` gathers those sentences for any registered task by name (read through
+:func:`biotok_train.tasks.load`), so a recipe in any language keeps out exactly what it evaluates.
 """
 
 from __future__ import annotations
@@ -18,9 +21,13 @@ import re
 import unicodedata
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import Iterable, Iterator
+from typing import Iterable, Iterator, Sequence
 
 _NOT_ALNUM = re.compile(r"[\W_]+", re.UNICODE)
+# a sentence ends at . ! ? ; followed by white space, or at a line break: cutting too often only
+# makes more, shorter sentences, each still found inside a longer line of the pretraining text
+_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|\s*\n\s*")
+_TEXT_FIELDS = ("text", "text_a", "text_b", "question", "context")  # the text fields of every example type
 ANCHOR_WORDS = 3  # words indexed per evaluated sentence (its first ones)
 
 
@@ -86,4 +93,41 @@ def exclude_sentences(lines: Iterable[str], sentences: Iterable[str], *, min_cha
     return Exclusion(tuple(kept), excluded, len(matched))
 
 
-__all__ = ["Exclusion", "exclude_sentences", "normalize_sentence"]
+def split_sentences(text: str) -> list[str]:
+    """``text`` cut into sentences (see ``_SENTENCE_END``), blank ones dropped."""
+    return [s for s in (p.strip() for p in _SENTENCE_END.split(text)) if s]
+
+
+def example_texts(example) -> list[str]:
+    """Every piece of text of one task example, whatever its type: a NER sentence's words, a
+    document, both sentences of a pair, a question with its context and options, a relation's
+    unmasked sentence (its masked form, ``@GENE$``, is not text of any corpus)."""
+    if hasattr(example, "words"):  # biotok.datasets.bio.Sentence
+        return [" ".join(example.words)]
+    if getattr(example, "sentence", ""):  # RelationExample rebuilt with its entities
+        return [example.sentence]
+    texts = [getattr(example, f) for f in _TEXT_FIELDS if isinstance(getattr(example, f, None), str)]
+    return texts + list(getattr(example, "options", ()))
+
+
+def eval_sentences(task_names: Sequence[str], data_dir: str | None = None,
+                   splits: Sequence[str] = ("dev", "test")) -> set[str]:
+    """The sentences of the ``splits`` of the registered tasks ``task_names`` (read from the
+    corpora folder ``data_dir``, None: ``$BIOTOK_SHARED_DATA/corpora``): what
+    :func:`exclude_sentences` must keep out of a pretraining text. An unknown name is a
+    :class:`~biotok.errors.DataError` naming the known ones."""
+    from biotok_train.tasks import get_task, load  # lazy: the task readers, only for a recipe that names tasks
+
+    specs = [get_task(name) for name in task_names]  # every name checked before any data is read
+    out: set[str] = set()
+    for spec in specs:
+        data = load(spec, data_dir)
+        for split in splits:
+            for example in data.split(split):
+                for text in example_texts(example):
+                    out.update(split_sentences(text))
+    return out
+
+
+__all__ = ["Exclusion", "eval_sentences", "example_texts", "exclude_sentences", "normalize_sentence",
+           "split_sentences"]
