@@ -32,6 +32,9 @@ PUBLISHED = C.REPO / "docs" / "results" / "ablation-gpu-fr"
 HELDOUT_EVERY = 20  # ablate's split: the i-th line (from 1) is held out when i % 20 == 0
 VOCABS = {"Unigram_L-32k": ("unigram", True), "BPE-32k": ("bpe", False), "Unigram-32k": ("unigram", False)}
 PROBE = {"steps": 400, "batch_size": 8, "seq_len": 128, "hidden": 128, "heads": 2, "layers": 2, "lr": 2e-3}
+# an evaluated sentence of fewer words (an answer option, a term, a header) removes only a line that is
+# exactly it: at 1 word, "douleurs abdominales" (a FrenchMedMCQA option) removed 94 clinical cases
+MIN_WORDS = 6
 PROBE_CHARS = (4_000_000, 400_000)  # the probe's training and held-out samples (probe-fr: 3.1 M and 0.34 M)
 
 
@@ -65,7 +68,13 @@ def build_text(work: Path, quick: bool) -> dict:
 
     d = work / "text"
     if (d / "text.json").is_file():
-        return json.loads((d / "text.json").read_text(encoding="utf-8"))
+        record = json.loads((d / "text.json").read_text(encoding="utf-8"))
+        if record.get("min_words") == MIN_WORDS:
+            return record
+        import shutil
+
+        for stale in ("tokenizers", "probe", "intrinsic.json", "cpu_seconds.json"):  # made from the old text
+            shutil.rmtree(work / stale) if (work / stale).is_dir() else (work / stale).unlink(missing_ok=True)
     d.mkdir(parents=True, exist_ok=True)
     n = 200 if quick else None
     sources = {"E3C PAMJ clinical cases": islice(C.pamj_documents(), n),
@@ -73,10 +82,11 @@ def build_text(work: Path, quick: bool) -> dict:
                "WMT-biomed French abstracts": islice(C.wmt_biomed_french(), 20 * n if n else None),
                "CIM-10 labels": islice(C.cim10_labels(), 20 * n if n else None)}
     evaluated = eval_sentences(C.FRENCH_TASKS, str(C.CORPORA))
-    kept, record = [], {"tasks": list(C.FRENCH_TASKS), "evaluated_sentences": len(evaluated), "sources": {}}
+    kept, record = [], {"tasks": list(C.FRENCH_TASKS), "evaluated_sentences": len(evaluated),
+                        "min_words": MIN_WORDS, "sources": {}}
     for name, lines in sources.items():
         lines = list(lines)
-        ex = exclude_sentences(lines, evaluated)
+        ex = exclude_sentences(lines, evaluated, min_words=MIN_WORDS)
         kept += ex.kept
         record["sources"][name] = {"lines_in": len(lines), "chars_in": sum(map(len, lines)), **ex.to_dict(),
                                    "chars": sum(map(len, ex.kept))}
@@ -191,7 +201,8 @@ def _text_section(text: dict, metrics: dict | None) -> list[str]:
     lines = ["## The pretraining text", "", *rows, "",
              f"- {excluded:,} lines left out because they are or contain one of the {text['evaluated_sentences']:,} dev "
              f"and test sentences of {', '.join(text['tasks'])} (`biotok_train.pretrain.exclude.eval_sentences`, "
-             "normalised comparison).",
+             f"normalised comparison); a sentence of fewer than {text['min_words']} words (an answer option, a term, "
+             "a header) removes only a line that is exactly it.",
              f"- In all {text['text']['chars']:,} characters in {text['text']['lines']:,} lines; each {HELDOUT_EVERY}th "
              f"line held out as `ablate` does: pretraining part {text['pretrain']['chars']:,} characters, held-out "
              f"part {text['heldout']['chars']:,}. Every vocabulary is trained on the pretraining part only."]

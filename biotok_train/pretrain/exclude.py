@@ -9,7 +9,8 @@ every run of characters that are not letters or digits made one space. So the to
 ``IL - 2 ( n = 5 ) .`` of a CoNLL file and the raw ``IL-2 (n=5).`` of an abstract are one
 sentence. A line is dropped when its normalised form equals an evaluated sentence's, or
 contains it as a run of whole words (for sentences of at least ``min_chars`` normalised
-characters, so that a short line such as "Results" does not remove every line it occurs in).
+characters and ``min_words`` words, so that a short line such as "Results", or a term given as
+an answer option such as "douleurs abdominales", does not remove every line it occurs in).
 
 :func:`eval_sentences` gathers those sentences for any registered task by name (read through
 :func:`biotok_train.tasks.load`), so a recipe in any language keeps out exactly what it evaluates.
@@ -51,7 +52,7 @@ class Exclusion:
 class _Index:
     """The evaluated sentences as word tuples, indexed by their first words."""
 
-    def __init__(self, sentences: Iterable[str], min_chars: int) -> None:
+    def __init__(self, sentences: Iterable[str], min_chars: int, min_words: int = 1) -> None:
         self.whole: set[str] = set()
         self.by_anchor: dict[tuple[str, ...], list[tuple[str, ...]]] = defaultdict(list)
         for s in sentences:
@@ -59,8 +60,8 @@ class _Index:
             if not key:
                 continue
             self.whole.add(key)
-            if len(key) >= min_chars:
-                words = tuple(key.split(" "))
+            words = tuple(key.split(" "))
+            if len(key) >= min_chars and len(words) >= min_words:
                 self.by_anchor[words[:ANCHOR_WORDS]].append(words)
         self.anchor_lengths = sorted({len(a) for a in self.by_anchor}, reverse=True)
 
@@ -77,9 +78,10 @@ class _Index:
                         yield " ".join(cand)
 
 
-def exclude_sentences(lines: Iterable[str], sentences: Iterable[str], *, min_chars: int = 20) -> Exclusion:
+def exclude_sentences(lines: Iterable[str], sentences: Iterable[str], *, min_chars: int = 20,
+                      min_words: int = 1) -> Exclusion:
     """``lines`` without those that are or contain one of ``sentences`` (normalised; see the module)."""
-    index = _Index(sentences, min_chars)
+    index = _Index(sentences, min_chars, min_words)
     kept: list[str] = []
     excluded = 0
     matched: set[str] = set()

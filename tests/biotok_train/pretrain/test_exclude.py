@@ -95,3 +95,14 @@ def test_eval_sentences_of_the_french_tasks(shared_data):
     sentences = eval_sentences(["e3c", "morfitt"], data_dir=str(shared_data / "corpora"))
     only_e3c = eval_sentences(["e3c"], data_dir=str(shared_data / "corpora"))
     assert only_e3c < sentences and len(only_e3c) > 500  # E3C's test split alone has 605 sentences
+
+
+def test_min_words_keeps_lines_that_only_contain_a_short_term():
+    terms = ["douleurs abdominales", "Les suites opératoires ont été simples ."]
+    lines = ["Elle consulte pour des douleurs abdominales depuis deux jours.",
+             "Douleurs abdominales",  # the term alone, exactly: dropped whatever min_words
+             "Les suites opératoires ont été simples et la patiente est sortie."]
+    assert exclude_sentences(lines, terms).excluded == 3  # default: any sentence of 20+ characters
+    r = exclude_sentences(lines, terms, min_words=6)
+    assert r.kept == (lines[0],) and r.excluded == 2 and r.matched == 2
+    assert exclude_sentences(lines, terms, min_words=7).kept == (lines[0], lines[2])

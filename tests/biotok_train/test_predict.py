@@ -1,0 +1,92 @@
+"""Does an instrument's ranking predict a task's: Kendall tau, the choice, the sentences (synthetic rankings)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from biotok.errors import ConfigError
+from biotok_train.predict import Ranking, agreement, agreements, smallest_p_value, summary
+
+# bits per character: lower is better
+PROBE = Ranking("probe", {"a": 1.50, "b": 1.55, "c": 1.70, "d": 1.90}, higher_is_better=False)
+
+
+def task(scores: dict[str, float], tied: tuple[str, ...] = ()) -> Ranking:
+    return Ranking("E3C NER", scores, higher_is_better=True, tied_with_best=tied)
+
+
+def test_a_ranking_orders_by_its_direction():
+    assert PROBE.order() == ["a", "b", "c", "d"] and PROBE.best() == "a"
+    assert task({"a": 0.1, "b": 0.3, "c": 0.2}).order() == ["b", "c", "a"]
+    assert task({"x": 0.5, "w": 0.5}).order() == ["w", "x"]  # ties by name
+
+
+def test_the_same_order_is_tau_one_and_the_same_choice():
+    a = agreement(PROBE, task({"a": 0.40, "b": 0.35, "c": 0.30, "d": 0.10}))
+    assert a.tau == pytest.approx(1.0) and a.n == 4
+    assert a.p_value == pytest.approx(2 / math.factorial(4))  # exact test: 2 orders of 24 are as extreme
+    assert a.same_choice and a.acceptable_choice
+    assert a.sentence() == ("probe would have chosen a, the best vocabulary on E3C NER too: the laptop verdict is the "
+                            "downstream one; Kendall tau +1.00 (p = 0.083, 4 vocabularies).")
+
+
+def test_the_reverse_order_is_tau_minus_one_and_another_choice():
+    a = agreement(PROBE, task({"a": 0.10, "b": 0.30, "c": 0.35, "d": 0.40}))
+    assert a.tau == pytest.approx(-1.0) and a.choice == "a" and a.task_best == "d"
+    assert not a.same_choice and not a.acceptable_choice
+    assert "a is worse than it: the laptop verdict would have chosen another vocabulary" in a.sentence()
+
+
+def test_a_choice_the_task_cannot_tell_from_its_best_is_acceptable():
+    a = agreement(PROBE, task({"a": 0.39, "b": 0.40, "c": 0.30, "d": 0.10}, tied=("a",)))
+    assert a.tau == pytest.approx(2 / 3) and a.task_best == "b" and a.acceptable == ("a", "b")
+    assert not a.same_choice and a.acceptable_choice
+    assert "which the downstream result cannot tell from a" in a.sentence()
+
+
+def test_only_the_vocabularies_both_rank_count():
+    a = agreement(PROBE, task({"b": 0.2, "c": 0.1, "z": 0.9}))
+    assert a.n == 2 and a.tau == pytest.approx(1.0) and a.choice == "b" and a.task_best == "b"
+    with pytest.raises(ConfigError, match="no vocabulary in common"):
+        agreement(PROBE, task({"z": 0.9}))
+
+
+def test_one_vocabulary_or_a_constant_ranking_has_no_tau():
+    a = agreement(PROBE, task({"a": 0.5}))
+    assert a.tau is None and a.p_value is None and "Kendall tau undefined (1 vocabularies" in a.sentence()
+    flat = agreement(PROBE, task({"a": 0.5, "b": 0.5, "c": 0.5}))
+    assert flat.tau is None
+
+
+def test_replicates_give_a_tau_interval():
+    reps = tuple({"a": 0.40, "b": 0.35 + d, "c": 0.30, "d": 0.10} for d in (0.0, 0.0, 0.1, 0.1))
+    t = Ranking("E3C NER", {"a": 0.40, "b": 0.35, "c": 0.30, "d": 0.10}, True, replicates=reps)
+    a = agreement(PROBE, t)
+    # two replicates keep the order (tau 1), two swap a and b (tau 2/3)
+    assert a.tau_interval == (pytest.approx(2 / 3), pytest.approx(1.0))
+    assert "Kendall tau +1.00 [+0.67, +1.00] (p = 0.083" in a.sentence()
+    assert agreement(PROBE, task({"a": 1.0, "b": 0.0})).tau_interval is None
+
+
+def test_every_instrument_against_every_task_and_the_summary():
+    tasks = [task({"a": 0.4, "b": 0.3, "c": 0.2, "d": 0.1}), Ranking("MORFITT", {"a": 0.1, "b": 0.2, "c": 0.3, "d": 0.4}, True)]
+    fertility = Ranking("fertility", {"a": 1.2, "b": 1.1, "c": 1.3, "d": 1.4}, False)
+    found = agreements([PROBE, fertility], tasks)
+    assert [(a.instrument, a.task) for a in found] == [("probe", "E3C NER"), ("probe", "MORFITT"),
+                                                        ("fertility", "E3C NER"), ("fertility", "MORFITT")]
+    assert summary(found) == ("Over 4 instrument-task pairs, the laptop verdict chose the downstream best 1 times, a "
+                              "vocabulary the downstream result cannot tell from its best 0 more times, and another "
+                              "vocabulary 3 times; tau is positive in 2 of 4 pairs.")
+    assert summary([]) == "No instrument was compared with a downstream result."
+
+
+def test_bad_rankings_are_refused():
+    with pytest.raises(ConfigError, match="scores no vocabulary"):
+        Ranking("x", {}, True)
+    with pytest.raises(ConfigError, match="not a finite number"):
+        Ranking("x", {"a": float("nan")}, True)
+    with pytest.raises(ConfigError, match="at least 2"):
+        smallest_p_value(1)
+    assert smallest_p_value(5) == pytest.approx(2 / 120)
