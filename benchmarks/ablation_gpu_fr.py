@@ -177,14 +177,25 @@ def _timed(work: Path, phase: str, fn, *args):
     return out
 
 
-def instruments(metrics: dict | None, probe_result: dict | None) -> list:
-    """One :class:`~biotok_train.predict.Ranking` per cheap instrument."""
-    from biotok_train.predict import Ranking
+def probe_chars(vocabs: dict[str, str], heldout: Path) -> list[int]:
+    """Each held-out document's characters as the fair-mode probe scores them."""
+    from biotok_train.probe import data as D
+    from biotok_train.probe.run import load_tokenizer
+
+    how = D.fair_transform([D.normalization(load_tokenizer(p)) for p in vocabs.values()])
+    return [len(D.transform(d, how)) for d in D.read_documents([str(heldout)], None, "--heldout")]
+
+
+def instruments(metrics: dict | None, probe_result: dict | None, work: Path, vocabs: dict[str, str]) -> list:
+    """One :class:`~biotok_train.predict.Ranking` per cheap instrument (the probe's with bootstrap
+    replicates over held-out documents)."""
+    from biotok_train.predict import Ranking, probe_ranking
 
     out = []
     if probe_result is not None:
-        out.append(Ranking("the causal-LM probe (fair, bits/char)",
-                           {a["name"]: a["bits_per_char"]["mean"] for a in probe_result["arms"]}, False))
+        runs = [json.loads(f.read_text(encoding="utf-8")) for f in sorted((work / "probe" / "runs").glob("*/seed*.json"))]
+        chars = probe_chars(vocabs, work / "text" / "probe_heldout.txt")
+        out.append(probe_ranking("the causal-LM probe (fair, bits/char)", probe_result, runs, chars))
     if metrics is not None:
         out += [Ranking("fertility (pieces/word)", {n: m["fertility"] for n, m in metrics.items()}, False),
                 Ranking("Rényi efficiency", {n: m["renyi_efficiency"] for n, m in metrics.items()}, True),
@@ -217,7 +228,7 @@ def _text_section(text: dict, metrics: dict | None) -> list[str]:
     return lines + [""]
 
 
-def _instrument_section(metrics: dict | None, probe_result: dict | None, found: list) -> list[str]:
+def _instrument_section(metrics: dict | None, probe_result: dict | None, found: list, names: list[str]) -> list[str]:
     from biotok_train.predict import agreement
     from biotok_train.stats import SeedSummary
 
@@ -232,7 +243,6 @@ def _instrument_section(metrics: dict | None, probe_result: dict | None, found: 
                   "lines of the held-out part). Intrinsic metrics: `biotok compare` on the whole held-out part "
                   "(raw text).", ""]
     arms = {a["name"]: a for a in (probe_result or {}).get("arms", [])}
-    names = list(metrics or arms)
     lines += ["| vocabulary | probe bits/char | vs unigram floor [95 % CI] | fertility | Rényi efficiency | "
               "Zipf R² (exponent) | pieces/char |", "|---|---:|---:|---:|---:|---:|---:|"]
     for n in names:
@@ -250,8 +260,10 @@ def _instrument_section(metrics: dict | None, probe_result: dict | None, found: 
     probe = [r for r in found if "probe" in r.name]
     for other in (r for r in found if "probe" not in r.name) if probe else ():
         a = agreement(other, probe[0])
-        lines.append(f"- {other.name} against the probe: {a.tau_text()}; "
-                     + ("both choose " + a.choice if a.same_choice else f"{a.choice} against {a.task_best}") + ".")
+        lines.append(f"- {other.name} against the probe (interval: bootstrap over the probe's held-out documents): "
+                     f"{a.tau_text()}; "
+                     + (f"both choose {a.choice}" if a.same_choice else
+                        f"it chooses {a.choice}, the probe {a.task_best}") + ".")
     return lines + [""]
 
 
@@ -260,7 +272,7 @@ def publish(dest: Path, command: str, text: dict, metrics: dict | None, probe_re
     """README.md (every sentence from the numbers) and the numbers it reads, into ``dest``."""
     from biotok_train.predict import smallest_p_value
 
-    found = instruments(metrics, probe_result)
+    found = instruments(metrics, probe_result, work, vocabs)
     spent = json.loads((work / "cpu_seconds.json").read_text(encoding="utf-8")) if (work / "cpu_seconds.json").is_file() else {}
     timings_file = work / "probe" / "timings.json"
     timings = json.loads(timings_file.read_text(encoding="utf-8")) if timings_file.is_file() else {}
@@ -277,15 +289,16 @@ def publish(dest: Path, command: str, text: dict, metrics: dict | None, probe_re
              "Vocabularies: " + ", ".join(f"{k} ({VOCABS[k][0]}, {'lowercased' if VOCABS[k][1] else 'cased'})"
                                           if k in VOCABS else f"{k} (its authors', general French web text)"
                                           for k in vocabs) + ".", ""]
-    lines += _text_section(text, metrics) + _instrument_section(metrics, probe_result, found)
+    lines += _text_section(text, metrics) + _instrument_section(metrics, probe_result, found, list(vocabs))
     lines += ["## Does the laptop verdict predict the downstream one?", "",
               "Pending the GPU run. For each task, the downstream ranking (mean over pretraining x fine-tuning seeds) "
               "will be compared with each instrument's: Kendall tau with its p-value and the number of vocabularies "
               "(`biotok_train.predict.agreement`), and a sentence saying whether the instrument's choice is the "
-              "downstream best or one the paired bootstrap cannot tell from it. The laptop verdicts to be tested: "
-              + "; ".join(f"{r.name} chooses {r.best()}" for r in found) + ".",
-              f"- With {n} vocabularies, even a perfect agreement has p = {smallest_p_value(n):.3f} (exact test): "
-              "this experiment can show agreement and the choice, not significance at 5 %.", ""]
+              "downstream best or one the paired bootstrap cannot tell from it. "
+              + ("The laptop verdicts to be tested: " + "; ".join(f"{r.name} chooses {r.best()}" for r in found) + "."
+                 if found else "No instrument has run yet."),
+              *([f"- With {n} vocabularies, even a perfect agreement has p = {smallest_p_value(n):.3f} (exact test): "
+                 "this experiment can show agreement and the choice, not significance at 5 %."] if n > 1 else []), ""]
     dest.mkdir(parents=True, exist_ok=True)
     for name, obj in (("text.json", text), ("intrinsic.json", metrics), ("probe.json", probe_result),
                       ("timings.json", timings or None)):

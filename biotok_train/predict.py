@@ -160,6 +160,34 @@ def agreements(instruments: Sequence[Ranking], tasks: Sequence[Ranking], confide
     return [agreement(i, t, confidence) for i in instruments for t in tasks]
 
 
+def probe_ranking(name: str, probe_json: dict, runs: Sequence[dict], chars: Sequence[float], *,
+                  n_resamples: int = 1000, seed: int = 0) -> Ranking:
+    """The probe's ranking (bits per character, lower is better) with paired bootstrap replicates
+    over held-out documents, each drawn for every vocabulary and seed at once.
+
+    ``probe_json``: the probe's probe.json; ``runs``: its runs/*/seed*.json records (tokenizer,
+    seed, doc_bits); ``chars``: each held-out document's characters as the probe scored them.
+    """
+    c = np.asarray(chars, dtype=np.float64)
+    bits: dict[str, list[np.ndarray]] = {}
+    seeds = set(probe_json["setup"]["seeds"])
+    for r in runs:
+        if r["seed"] in seeds:
+            bits.setdefault(r["tokenizer"], []).append(np.asarray(r["doc_bits"], dtype=np.float64))
+    scores = {a["name"]: float(a["bits_per_char"]["mean"]) for a in probe_json["arms"]}
+    for arm, per_seed in bits.items():
+        if any(b.shape != c.shape for b in per_seed) or not math.isclose(
+                float(np.mean([b.sum() / c.sum() for b in per_seed])), scores[arm], rel_tol=1e-9):
+            raise ConfigError(f"{arm}: the probe's documents do not match the characters given")
+    rng = np.random.default_rng(seed)
+    reps = []
+    for _ in range(n_resamples):
+        idx = rng.integers(0, c.size, c.size)
+        total = c[idx].sum()
+        reps.append({arm: float(np.mean([b[idx].sum() / total for b in per_seed])) for arm, per_seed in bits.items()})
+    return Ranking(name, scores, False, replicates=tuple(reps))
+
+
 def summary(found: Sequence[Agreement]) -> str:
     """One sentence over all pairs: how often the laptop verdict was the downstream one."""
     if not found:
@@ -172,4 +200,4 @@ def summary(found: Sequence[Agreement]) -> str:
             f"vocabulary {len(found) - ok} times; tau is positive in {positive} of {len(found)} pairs.")
 
 
-__all__ = ["Agreement", "Ranking", "agreement", "agreements", "smallest_p_value", "summary"]
+__all__ = ["Agreement", "Ranking", "agreement", "agreements", "probe_ranking", "smallest_p_value", "summary"]

@@ -7,7 +7,7 @@ import math
 import pytest
 
 from biotok.errors import ConfigError
-from biotok_train.predict import Ranking, agreement, agreements, smallest_p_value, summary
+from biotok_train.predict import Ranking, agreement, agreements, probe_ranking, smallest_p_value, summary
 
 # bits per character: lower is better
 PROBE = Ranking("probe", {"a": 1.50, "b": 1.55, "c": 1.70, "d": 1.90}, higher_is_better=False)
@@ -90,3 +90,30 @@ def test_bad_rankings_are_refused():
     with pytest.raises(ConfigError, match="at least 2"):
         smallest_p_value(1)
     assert smallest_p_value(5) == pytest.approx(2 / 120)
+
+
+def _probe(bits: dict[str, list[list[float]]], chars: list[float]) -> tuple[dict, list[dict]]:
+    """A probe.json and its runs: per arm, per seed, each held-out document's bits."""
+    total = sum(chars)
+    arms = [{"name": a, "bits_per_char": {"mean": sum(sum(b) / total for b in per_seed) / len(per_seed)}}
+            for a, per_seed in bits.items()]
+    runs = [{"tokenizer": a, "seed": s, "doc_bits": b} for a, per_seed in bits.items() for s, b in enumerate(per_seed)]
+    return {"setup": {"seeds": list(range(len(next(iter(bits.values())))))}, "arms": arms}, runs
+
+
+def test_probe_ranking_resamples_documents_for_every_arm_at_once():
+    chars = [100.0, 200.0, 100.0]
+    probe, runs = _probe({"a": [[150, 300, 150], [160, 290, 150]], "b": [[200, 400, 200], [200, 400, 200]]}, chars)
+    r = probe_ranking("probe", probe, runs, chars, n_resamples=50)
+    assert r.best() == "a" and r.scores["b"] == pytest.approx(2.0) and len(r.replicates) == 50
+    # b is worse than a on every document, so every replicate keeps the order
+    assert all(rep["a"] < rep["b"] for rep in r.replicates)
+    assert r.replicates == probe_ranking("probe", probe, runs, chars, n_resamples=50).replicates  # seeded
+
+
+def test_probe_ranking_refuses_characters_that_are_not_the_probes():
+    probe, runs = _probe({"a": [[150, 300, 150]]}, [100.0, 200.0, 100.0])
+    with pytest.raises(ConfigError, match="do not match"):
+        probe_ranking("probe", probe, runs, [100.0, 200.0, 101.0])
+    with pytest.raises(ConfigError, match="do not match"):
+        probe_ranking("probe", probe, runs, [100.0, 300.0])

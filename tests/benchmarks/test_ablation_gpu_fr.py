@@ -1,0 +1,84 @@
+"""benchmarks/ablation_gpu_fr.py (CPU side) and benchmarks/corpora.py: the shared corpora's readers, and a
+README whose every sentence comes from the numbers."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from benchmarks import ablation_gpu_fr as A
+from benchmarks import corpora as C
+
+HELD = ["Le patient a de la fièvre.", "Une Toux sèche depuis deux jours."]
+
+
+def test_the_shared_corpora_readers(shared_data):
+    assert next(C.cim10_labels()) == "Choléra"
+    assert sum(1 for _ in C.pamj_documents()) == 1520  # MANIFEST: 1,520 documents
+    assert next(C.leaflet_texts()).startswith("A 313 200 000 UI POUR CENT, pommade")
+    first = list(zip(range(3), C.wmt_biomed_french()))
+    assert first[0][1] == "Abstract" and all("\n" not in line for _, line in first)
+    assert C.CAMEMBERTA.is_dir() and set(C.FRENCH_TASKS) >= {"e3c", "morfitt", "frenchmedmcqa"}
+
+
+def _work(tmp_path, chars: list[int]) -> tuple:
+    """A work folder with the probe's held-out sample and runs, and the records publish reads."""
+    (tmp_path / "text").mkdir()
+    (tmp_path / "text" / "probe_heldout.txt").write_text("\n".join(HELD) + "\n", encoding="utf-8")
+    bits = {"Unigram_L-32k": [30.0, 40.0], "camemberta-base": [40.0, 50.0]}
+    total = sum(chars)
+    for arm, b in bits.items():
+        (tmp_path / "probe" / "runs" / arm).mkdir(parents=True)
+        (tmp_path / "probe" / "runs" / arm / "seed0.json").write_text(
+            json.dumps({"tokenizer": arm, "seed": 0, "doc_bits": b}), encoding="utf-8")
+    probe = {"setup": {"seeds": [0], "text": "fair: lowercases", "model": {"layers": 2, "hidden": 128}, "steps": 400,
+                       "batch_size": 8, "seq_len": 128, "tokens_per_arm": 409600, "train_chars": 1000,
+                       "heldout_chars": total, "heldout_documents": 2},
+             "arms": [{"name": a, "bits_per_char": {"mean": sum(b) / total, "std": None, "n": 1,
+                                                    "values": [sum(b) / total]},
+                       "versus_floor": {"difference": -0.5, "low": -0.6, "high": -0.4}} for a, b in bits.items()],
+             "verdicts": ["camemberta-base is worse than Unigram_L-32k: +0.1 bits/char [+0.05, +0.15]."]}
+    text = {"tasks": ["e3c", "morfitt"], "evaluated_sentences": 1234, "min_words": 6,
+            "sources": {"PAMJ": {"lines_in": 10, "chars_in": 5000, "kept": 9, "excluded": 1, "matched": 1, "chars": 4500}},
+            "text": {"lines": 9, "chars": 4500}, "pretrain": {"lines": 9, "chars": 4300}, "heldout": {"lines": 0, "chars": 200}}
+    metrics = {n: {"fertility": f, "renyi_efficiency": r, "zipf": {"r2": z, "exponent": 1.0}, "chars_per_piece": 4.0,
+                   "pretrain_pieces": 1_000_000} for n, f, r, z in (("camemberta-base", 1.4, 0.40, 0.90),
+                                                                     ("Unigram_L-32k", 1.3, 0.45, 0.95))}
+    return probe, text, metrics
+
+
+def test_readme_from_the_numbers(tmp_path, tiny_unigram, tiny_wordpiece):
+    chars = [len(s.lower()) for s in HELD]
+    probe, text, metrics = _work(tmp_path, chars)
+    vocabs = {"camemberta-base": str(tiny_wordpiece), "Unigram_L-32k": str(tiny_unigram)}
+    A.publish(tmp_path / "page", "python -m benchmarks.ablation_gpu_fr", text, metrics, probe, vocabs, tmp_path)
+    readme = (tmp_path / "page" / "README.md").read_text(encoding="utf-8")
+    assert "**Status: the GPU side is pending.**" in readme
+    assert "- 1 lines left out because they are or contain one of the 1,234 dev and test sentences of e3c, morfitt" in readme
+    assert "a sentence of fewer than 6 words" in readme
+    assert "- the causal-LM probe (fair, bits/char), best first: Unigram_L-32k > camemberta-base." in readme
+    assert "- fertility (pieces/word), best first: Unigram_L-32k > camemberta-base." in readme
+    assert "- Rényi efficiency against the probe (interval: bootstrap over the probe's held-out documents): " \
+           "Kendall tau +1.00 [+1.00, +1.00] (p = 1.000, 2 vocabularies); both choose Unigram_L-32k." in readme
+    assert "With 2 vocabularies, even a perfect agreement has p = 1.000 (exact test)" in readme
+    assert "| Unigram_L-32k | 1.186 | -0.500 [-0.600, -0.400] | 1.300 | 0.450 | 0.950 (1.00) | 0.250 |" in readme
+    for name in ("text.json", "intrinsic.json", "probe.json"):
+        assert (tmp_path / "page" / name).is_file()
+
+
+def test_readme_before_the_probe_and_metrics(tmp_path, tiny_unigram):
+    probe, text, _ = _work(tmp_path, [len(s.lower()) for s in HELD])
+    A.publish(tmp_path / "page", "cmd", text, None, None, {"Unigram_L-32k": str(tiny_unigram)}, tmp_path)
+    readme = (tmp_path / "page" / "README.md").read_text(encoding="utf-8")
+    assert "| Unigram_L-32k | pending | pending | pending | pending | pending | pending |" in readme
+    assert "No instrument has run yet." in readme and "best first" not in readme
+
+
+def test_the_probe_characters_must_be_the_probes(tmp_path, tiny_unigram, tiny_wordpiece):
+    from biotok.errors import ConfigError
+
+    probe, text, metrics = _work(tmp_path, [len(s) + 1 for s in HELD])  # not the documents the probe scored
+    vocabs = {"camemberta-base": str(tiny_wordpiece), "Unigram_L-32k": str(tiny_unigram)}
+    with pytest.raises(ConfigError, match="do not match"):
+        A.publish(tmp_path / "page", "cmd", text, metrics, probe, vocabs, tmp_path)
