@@ -168,9 +168,9 @@ def _timed(work: Path, phase: str, fn, *args):
     import time
 
     path = work / "cpu_seconds.json"
-    spent = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
     t = time.process_time()
     out = fn(*args)
+    spent = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}  # read after: a rebuilt text resets it
     if phase not in spent:
         spent[phase] = time.process_time() - t
         path.write_text(json.dumps(spent, indent=1) + "\n", encoding="utf-8")
