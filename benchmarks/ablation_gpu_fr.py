@@ -240,8 +240,12 @@ def _instrument_section(metrics: dict | None, probe_result: dict | None, found: 
                   f"{st['tokens_per_arm']:,} training tokens per vocabulary and seed, seeds "
                   f"{', '.join(map(str, st['seeds']))}; trained on {st['train_chars']:,} characters (every k-th "
                   f"line of the pretraining part), scored on {st['heldout_chars']:,} ({st['heldout_documents']:,} "
-                  "lines of the held-out part). Intrinsic metrics: `biotok compare` on the whole held-out part "
-                  "(raw text).", ""]
+                  "lines of the held-out part).", ""]
+    if metrics is not None:
+        lower = [n for n in names if VOCABS.get(n, ("", False))[1]]
+        lines += ["Intrinsic metrics: `biotok compare` on the whole held-out part, raw text as `compare` reads it"
+                  + (f" ({', '.join(lower)} lowercases it first: fewer forms to cover, which lowers its fertility; "
+                     "the probe, in fair mode, does not give it that advantage)" if lower else "") + ".", ""]
     arms = {a["name"]: a for a in (probe_result or {}).get("arms", [])}
     lines += ["| vocabulary | probe bits/char | vs unigram floor [95 % CI] | fertility | Rényi efficiency | "
               "Zipf R² (exponent) | pieces/char |", "|---|---:|---:|---:|---:|---:|---:|"]
@@ -267,11 +271,35 @@ def _instrument_section(metrics: dict | None, probe_result: dict | None, found: 
     return lines + [""]
 
 
-def publish(dest: Path, command: str, text: dict, metrics: dict | None, probe_result: dict | None,
-            vocabs: dict[str, str], work: Path) -> None:
-    """README.md (every sentence from the numbers) and the numbers it reads, into ``dest``."""
-    from biotok_train.predict import smallest_p_value
+def _prediction_section(found: list, downstream: dict | None, n: int) -> list[str]:
+    """Each instrument against each task of the GPU ablation, or what will be tested."""
+    from biotok_train.predict import ablation_rankings, agreements, smallest_p_value, summary
 
+    lines = ["## Does the laptop verdict predict the downstream one?", ""]
+    if downstream is None:
+        lines += ["Pending the GPU run. For each task, the downstream ranking (mean over pretraining x fine-tuning "
+                  "seeds) will be compared with each instrument's: Kendall tau with its p-value and the number of "
+                  "vocabularies (`biotok_train.predict.agreement`), and a sentence saying whether the instrument's "
+                  "choice is the downstream best or one the paired bootstrap cannot tell from it. "
+                  + ("The laptop verdicts to be tested: " + "; ".join(f"{r.name} chooses {r.best()}" for r in found)
+                     + "." if found else "No instrument has run yet.")]
+    else:
+        tasks = ablation_rankings(downstream)
+        lines += [f"- {t.name}, best first: {' > '.join(t.order())}"
+                  + (f" ({', '.join(t.tied_with_best)} cannot be told from {t.best()})" if t.tied_with_best else "")
+                  + "." for t in tasks]
+        found_pairs = agreements(found, tasks)
+        lines += [f"- {a.sentence()}" for a in found_pairs] + ["", f"**In one line**: {summary(found_pairs)}"]
+    if n > 1:
+        lines += ["", f"With {n} vocabularies, even a perfect agreement has p = {smallest_p_value(n):.3f} (exact "
+                  "test): this experiment can show agreement and the choice, not significance at 5 %."]
+    return lines + [""]
+
+
+def publish(dest: Path, command: str, text: dict, metrics: dict | None, probe_result: dict | None,
+            vocabs: dict[str, str], work: Path, downstream: dict | None = None) -> None:
+    """README.md (every sentence from the numbers) and the numbers it reads, into ``dest``;
+    ``downstream``: the GPU ablation's ablation.json, once it exists."""
     found = instruments(metrics, probe_result, work, vocabs)
     spent = json.loads((work / "cpu_seconds.json").read_text(encoding="utf-8")) if (work / "cpu_seconds.json").is_file() else {}
     timings_file = work / "probe" / "timings.json"
@@ -283,22 +311,15 @@ def publish(dest: Path, command: str, text: dict, metrics: dict | None, probe_re
              "benchmarks/.data/ablation_gpu_fr/, a rerun resumes):", "", "```bash", command, "```", "",
              f"The CPU side took {(sum(spent.values()) + probe_cpu) / 60:.0f} CPU-minutes (text, vocabularies and "
              "intrinsic metrics in cpu_seconds.json, the probe's runs in timings.json).", "",
-             "**Status: the GPU side is pending.** No downstream result exists yet (BERT-small pretrained from "
-             "scratch on this text, fine-tuned on " + ", ".join(text["tasks"]) + "): this page shows the cheap "
-             "instruments' side, the rankings the downstream ones will be tested against.", "",
+             *(["**Status: the GPU side is pending.** No downstream result exists yet (BERT-small pretrained from "
+                "scratch on this text, fine-tuned on " + ", ".join(text["tasks"]) + "): this page shows the cheap "
+                "instruments' side, the rankings the downstream ones will be tested against.", ""]
+               if downstream is None else []),
              "Vocabularies: " + ", ".join(f"{k} ({VOCABS[k][0]}, {'lowercased' if VOCABS[k][1] else 'cased'})"
                                           if k in VOCABS else f"{k} (its authors', general French web text)"
                                           for k in vocabs) + ".", ""]
     lines += _text_section(text, metrics) + _instrument_section(metrics, probe_result, found, list(vocabs))
-    lines += ["## Does the laptop verdict predict the downstream one?", "",
-              "Pending the GPU run. For each task, the downstream ranking (mean over pretraining x fine-tuning seeds) "
-              "will be compared with each instrument's: Kendall tau with its p-value and the number of vocabularies "
-              "(`biotok_train.predict.agreement`), and a sentence saying whether the instrument's choice is the "
-              "downstream best or one the paired bootstrap cannot tell from it. "
-              + ("The laptop verdicts to be tested: " + "; ".join(f"{r.name} chooses {r.best()}" for r in found) + "."
-                 if found else "No instrument has run yet."),
-              *([f"- With {n} vocabularies, even a perfect agreement has p = {smallest_p_value(n):.3f} (exact test): "
-                 "this experiment can show agreement and the choice, not significance at 5 %."] if n > 1 else []), ""]
+    lines += _prediction_section(found, downstream, len(vocabs))
     dest.mkdir(parents=True, exist_ok=True)
     for name, obj in (("text.json", text), ("intrinsic.json", metrics), ("probe.json", probe_result),
                       ("timings.json", timings or None)):

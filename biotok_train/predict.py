@@ -188,6 +188,28 @@ def probe_ranking(name: str, probe_json: dict, runs: Sequence[dict], chars: Sequ
     return Ranking(name, scores, False, replicates=tuple(reps))
 
 
+def ablation_rankings(ablation: dict, size: str | None = None) -> list[Ranking]:
+    """One downstream :class:`Ranking` per task of an ``ablate`` result (its ablation.json): each
+    arm's mean over seeds at ``size`` (None: the first size); an arm is tied with the best when a
+    paired bootstrap comparison between the two (either way round) says indistinguishable."""
+    arms = [a for a in ablation["arms"] if a.get("init", "scratch") == "scratch"]
+    size = size or (arms[0]["size"] if arms else None)
+    arms = [a for a in arms if a["size"] == size]
+    out = []
+    for key, task in ablation["tasks"].items():
+        scores = {a["name"]: float(a["metrics"][key]["mean"]) for a in arms if key in a["metrics"]}
+        if not scores:
+            continue
+        best = max(scores, key=lambda v: (scores[v], v))
+        tied = tuple(sorted(
+            c["candidate_arm"] if c["reference_arm"] == best else c["reference_arm"]
+            for c in ablation["comparisons"]
+            if c["task"] == key and c["size"] == size and c["verdict"] == "indistinguishable"
+            and best in (c["reference_arm"], c["candidate_arm"])))
+        out.append(Ranking(f"{task['name']} ({task['metric']})", scores, True, tied))
+    return out
+
+
 def summary(found: Sequence[Agreement]) -> str:
     """One sentence over all pairs: how often the laptop verdict was the downstream one."""
     if not found:
@@ -200,4 +222,5 @@ def summary(found: Sequence[Agreement]) -> str:
             f"vocabulary {len(found) - ok} times; tau is positive in {positive} of {len(found)} pairs.")
 
 
-__all__ = ["Agreement", "Ranking", "agreement", "agreements", "probe_ranking", "smallest_p_value", "summary"]
+__all__ = ["Agreement", "Ranking", "ablation_rankings", "agreement", "agreements", "probe_ranking", "smallest_p_value",
+           "summary"]

@@ -62,6 +62,7 @@ def test_readme_from_the_numbers(tmp_path, tiny_unigram, tiny_wordpiece):
     assert "- Rényi efficiency against the probe (interval: bootstrap over the probe's held-out documents): " \
            "Kendall tau +1.00 [+1.00, +1.00] (p = 1.000, 2 vocabularies); both choose Unigram_L-32k." in readme
     assert "With 2 vocabularies, even a perfect agreement has p = 1.000 (exact test)" in readme
+    assert "The laptop verdicts to be tested: the causal-LM probe (fair, bits/char) chooses Unigram_L-32k;" in readme
     assert "| Unigram_L-32k | 1.186 | -0.500 [-0.600, -0.400] | 1.300 | 0.450 | 0.950 (1.00) | 0.250 |" in readme
     for name in ("text.json", "intrinsic.json", "probe.json"):
         assert (tmp_path / "page" / name).is_file()
@@ -82,3 +83,22 @@ def test_the_probe_characters_must_be_the_probes(tmp_path, tiny_unigram, tiny_wo
     vocabs = {"camemberta-base": str(tiny_wordpiece), "Unigram_L-32k": str(tiny_unigram)}
     with pytest.raises(ConfigError, match="do not match"):
         A.publish(tmp_path / "page", "cmd", text, metrics, probe, vocabs, tmp_path)
+
+
+def test_readme_with_the_downstream_result(tmp_path, tiny_unigram, tiny_wordpiece):
+    probe, text, metrics = _work(tmp_path, [len(s.lower()) for s in HELD])
+    vocabs = {"camemberta-base": str(tiny_wordpiece), "Unigram_L-32k": str(tiny_unigram)}
+    arm = lambda name, f1: {"name": name, "size": "small", "metrics": {"e3c": {"mean": f1}}}  # noqa: E731
+    downstream = {"tasks": {"e3c": {"name": "e3c", "metric": "entity_f1"}},
+                  "arms": [arm("camemberta-base", 0.36), arm("Unigram_L-32k", 0.35)],
+                  "comparisons": [{"task": "e3c", "size": "small", "reference_arm": "camemberta-base",
+                                   "candidate_arm": "Unigram_L-32k", "verdict": "indistinguishable"}]}
+    A.publish(tmp_path / "page", "cmd", text, metrics, probe, vocabs, tmp_path, downstream)
+    readme = (tmp_path / "page" / "README.md").read_text(encoding="utf-8")
+    assert "GPU side is pending" not in readme
+    assert "- e3c (entity_f1), best first: camemberta-base > Unigram_L-32k (Unigram_L-32k cannot be told from " \
+           "camemberta-base)." in readme
+    assert "- the causal-LM probe (fair, bits/char) would have chosen Unigram_L-32k; the best on e3c (entity_f1) is " \
+           "camemberta-base, which the downstream result cannot tell from Unigram_L-32k" in readme
+    assert "**In one line**: Over 4 instrument-task pairs, the laptop verdict chose the downstream best 0 times, " \
+           "a vocabulary the downstream result cannot tell from its best 4 more times" in readme

@@ -7,7 +7,9 @@ import math
 import pytest
 
 from biotok.errors import ConfigError
-from biotok_train.predict import Ranking, agreement, agreements, probe_ranking, smallest_p_value, summary
+from biotok_train.predict import (
+    Ranking, ablation_rankings, agreement, agreements, probe_ranking, smallest_p_value, summary,
+)
 
 # bits per character: lower is better
 PROBE = Ranking("probe", {"a": 1.50, "b": 1.55, "c": 1.70, "d": 1.90}, higher_is_better=False)
@@ -117,3 +119,22 @@ def test_probe_ranking_refuses_characters_that_are_not_the_probes():
         probe_ranking("probe", probe, runs, [100.0, 200.0, 101.0])
     with pytest.raises(ConfigError, match="do not match"):
         probe_ranking("probe", probe, runs, [100.0, 300.0])
+
+
+def test_downstream_rankings_from_an_ablation_result():
+    def arm(name, e3c, size="small", init="scratch"):
+        return {"name": name, "size": size, "init": init, "metrics": {"e3c": {"mean": e3c}, "morfitt": {"mean": 1 - e3c}}}
+
+    def cmp(ref, cand, verdict, task="e3c", size="small"):
+        return {"task": task, "size": size, "reference_arm": ref, "candidate_arm": cand, "verdict": verdict}
+
+    ablation = {"tasks": {"e3c": {"name": "e3c", "metric": "entity_f1"}, "morfitt": {"name": "morfitt", "metric": "f1"}},
+                "arms": [arm("a", 0.30), arm("b", 0.35), arm("c", 0.20), arm("b", 0.90, size="tiny")],
+                "comparisons": [cmp("a", "b", "indistinguishable"), cmp("a", "c", "worse"), cmp("b", "c", "worse"),
+                                cmp("a", "b", "better", task="morfitt"), cmp("a", "b", "indistinguishable", size="tiny")]}
+    e3c, morfitt = ablation_rankings(ablation)
+    assert e3c.name == "e3c (entity_f1)" and e3c.best() == "b" and e3c.tied_with_best == ("a",)
+    assert morfitt.best() == "c" and morfitt.tied_with_best == ()
+    a = agreement(PROBE, e3c)  # the probe chooses a, the task b, which it cannot tell from a
+    assert a.acceptable_choice and not a.same_choice
+    assert ablation_rankings(ablation, size="tiny")[0].scores == {"b": 0.90}
