@@ -160,7 +160,7 @@ def probe(work: Path, vocabs: dict[str, str], seeds: tuple[int, ...], quick: boo
     return json.loads((work / "probe" / "probe.json").read_text(encoding="utf-8"))
 
 
-GPU_SUITE = C.REPO.parent / "shared" / "gpu" / "h200-2026-11-27" / "ablation.json"  # the first GPU ablation
+GPU_SUITE = C.GPU_SUITE_H200 / "ablation.json"  # the first GPU ablation
 
 
 def _timed(work: Path, phase: str, fn, *args):
@@ -217,13 +217,11 @@ def _text_section(text: dict, metrics: dict | None) -> list[str]:
              f"- In all {text['text']['chars']:,} characters in {text['text']['lines']:,} lines; each {HELDOUT_EVERY}th "
              f"line held out as `ablate` does: pretraining part {text['pretrain']['chars']:,} characters, held-out "
              f"part {text['heldout']['chars']:,}. Every vocabulary is trained on the pretraining part only."]
-    if metrics is not None and GPU_SUITE.is_file():
-        suite = json.loads(GPU_SUITE.read_text(encoding="utf-8"))["config"]
-        positions = suite["ablation_budget"] * suite["ablation_batch_size"] * suite["ablation_seq_len"]
-        lines.append(f"- Its size in pieces, and the epochs that the first GPU run's budget ({positions:,} positions: "
-                     f"{suite['ablation_budget']:,} steps x {suite['ablation_batch_size']} x "
-                     f"{suite['ablation_seq_len']}) would make of it: "
-                     + "; ".join(f"{n} {m['pretrain_pieces']:,} pieces ({positions / m['pretrain_pieces']:.2f} epochs)"
+    if metrics is not None:
+        positions = GPU["budget"] * GPU["batch_size"] * GPU["seq_len"]
+        lines.append(f"- Its pretraining part in pieces, and the epochs the GPU recipe's budget ({positions:,} positions "
+                     "per arm, below) makes of it: "
+                     + "; ".join(f"{n} {m['pretrain_pieces']:,} pieces ({positions / m['pretrain_pieces']:.1f} epochs)"
                                  for n, m in metrics.items()) + ".")
     return lines + [""]
 
@@ -320,6 +318,8 @@ def publish(dest: Path, command: str, text: dict, metrics: dict | None, probe_re
                                           for k in vocabs) + ".", ""]
     lines += _text_section(text, metrics) + _instrument_section(metrics, probe_result, found, list(vocabs))
     lines += _prediction_section(found, downstream, len(vocabs))
+    if downstream is None and GPU_SUITE.is_file():
+        lines += plan_section(work, vocabs)
     dest.mkdir(parents=True, exist_ok=True)
     for name, obj in (("text.json", text), ("intrinsic.json", metrics), ("probe.json", probe_result),
                       ("timings.json", timings or None)):
@@ -328,6 +328,102 @@ def publish(dest: Path, command: str, text: dict, metrics: dict | None, probe_re
     if spent:
         (dest / "cpu_seconds.json").write_text(json.dumps(spent, indent=1) + "\n", encoding="utf-8")
     (dest / "README.md").write_text("\n".join(lines), encoding="utf-8")
+
+
+# --- the GPU side: its plan and its cost from the GPU suite's measured throughput -------------------
+H100_OVER_H200 = 3.35 / 4.8  # memory bandwidth (TB/s): same bf16 peak, so a conservative slow-down
+JOB_OVERHEAD_S = 20.0  # start-up of one job (model load, data, first steps), an assumption
+PIECE_MINUTES = 8.0
+
+
+def measured_throughput(path: Path = GPU_SUITE) -> dict:
+    """Token positions per second of BERT-small MLM on one H200 from the GPU suite's ablation: its
+    arms' positions over the whole run's wall time (evaluation and fine-tunes included, so a lower
+    bound), and the H100 figure it implies."""
+    suite = json.loads(path.read_text(encoding="utf-8"))
+    step = suite["steps"]["ablation"]
+    positions = sum(leg["tokens_seen"] for leg in step["legs"])
+    h200 = positions / step["wall_s"]
+    return {"source": f"{path.parent.name}/{path.name}", "device": suite["device"]["name"], "size": step["size"],
+            "positions": positions, "wall_s": step["wall_s"], "h200_positions_per_s": h200,
+            "h100_positions_per_s": h200 * H100_OVER_H200}
+
+
+# BERT-small from scratch, the same positions for every arm: 3 x the first GPU run's 24.6 M positions
+# (which already left the plateau by far), a few epochs of this text, one pretraining in one piece
+GPU = {"sizes": ("small",), "budget": 9000, "batch_size": 64, "seq_len": 128, "lr": 5e-4,
+       "pretrain_seeds": (0, 1, 2), "seeds": (0, 1, 2)}
+
+
+def gpu_config(work: Path, vocabs: dict[str, str]):
+    """The GPU ablation's recipe: every vocabulary, every French task, random-init floors."""
+    from biotok_train.config import AblationConfig
+
+    return AblationConfig(tokenizers=tuple(vocabs.values()), corpus=(str(work / "text" / "text.txt"),),
+                          tasks=C.FRENCH_TASKS, data_dir=str(C.CORPORA), heldout_every=HELDOUT_EVERY, **GPU)
+
+
+def gpu_plan(cfg, task_sizes: dict[str, tuple[int, int, int, int]], positions_per_s: float) -> list[dict]:
+    """Each kind of GPU job of the ablation ``cfg``: how many, and its estimated GPU-minutes on one
+    card at ``positions_per_s`` (``task_sizes``: train, dev, test examples and sequences per example).
+    A fine-tune costs its padded positions (epochs x train + dev each epoch + test, forward-only
+    counted a third) at the pretraining rate, plus :data:`JOB_OVERHEAD_S` each job."""
+    arms, pseeds, fseeds = len(cfg.tokenizers), len(cfg.pretrain_seeds), len(cfg.seeds)
+    length = cfg.finetune_config(0).max_length
+    rows = [{"job": "pretrain", "count": arms * pseeds,
+             "minutes": (cfg.tokens_per_arm / positions_per_s + JOB_OVERHEAD_S) / 60}]
+    for task, (train, dev, test, per) in task_sizes.items():
+        work = per * length * (cfg.finetune.epochs * (train + dev / 3) + test / 3)
+        runs = arms * pseeds * fseeds * (2 if cfg.floor else 1)
+        rows.append({"job": f"finetune {task}", "count": runs, "minutes": (work / positions_per_s + JOB_OVERHEAD_S) / 60})
+    for r in rows:
+        r["total_minutes"] = r["count"] * r["minutes"]
+        r["fits_a_piece"] = r["minutes"] <= PIECE_MINUTES
+    return rows
+
+
+PACKED = 4  # fine-tunes sharing one GPU (the new engine's --gpus-per-job 0.25)
+
+
+def plan_section(work: Path, vocabs: dict[str, str]) -> list[str]:
+    """The GPU ablation's recipe and its estimated GPU-minutes, in words and a table."""
+    cfg = gpu_config(work, vocabs)
+    t = measured_throughput()
+    rows = gpu_plan(cfg, task_sizes(cfg.tasks, str(C.CORPORA)), t["h100_positions_per_s"])
+    total = sum(r["total_minutes"] for r in rows)
+    pre = sum(r["total_minutes"] for r in rows if r["job"] == "pretrain")
+    lines = ["## The GPU side: its recipe and estimated cost", "",
+             f"BERT-{cfg.sizes[0]} from scratch per vocabulary, {cfg.budget:,} steps x {cfg.batch_size} x {cfg.seq_len} "
+             f"= {cfg.tokens_per_arm:,} token positions for every arm, pretraining seeds "
+             f"{', '.join(map(str, cfg.pretrain_seeds))} x fine-tuning seeds {', '.join(map(str, cfg.seeds))}, every "
+             f"task also fine-tuned from a random-init model (the floor); the verdicts wanted: a paired bootstrap between "
+             "every pair of vocabularies on every task.",
+             f"Throughput: {t['positions']:,} positions in {t['wall_s']:.1f} s on one {t['device']} in the GPU suite's "
+             f"BERT-{t['size']} ablation (`{t['source']}`; its whole wall time, so {t['h200_positions_per_s']:,.0f} "
+             f"positions/s is a lower bound), x {H100_OVER_H200:.2f} for an H100 (memory bandwidth 3.35 against 4.8 "
+             f"TB/s, the same bf16 peak): {t['h100_positions_per_s']:,.0f} positions/s; {JOB_OVERHEAD_S:.0f} s of "
+             "start-up per job (an assumption).", "",
+             "| job | count | GPU-minutes each (H100) | GPU-minutes in all | one piece of at most 8 minutes |",
+             "|---|---:|---:|---:|---|"]
+    lines += [f"| {r['job']} | {r['count']} | {r['minutes']:.2f} | {r['total_minutes']:.0f} | "
+              f"{'yes' if r['fits_a_piece'] else 'no'} |" for r in rows]
+    lines += ["", f"- Estimated: {total:.0f} GPU-minutes on one H100 run one job at a time; "
+              f"{pre + (total - pre) / PACKED:.0f} minutes with the fine-tunes packed {PACKED} to the GPU. "
+              + ("Every job fits one piece of at most 8 minutes, so a run cut at any point loses at most one piece."
+                 if all(r["fits_a_piece"] for r in rows) else "Some job does not fit one 8-minute piece."), ""]
+    return lines
+
+
+def task_sizes(tasks, data_dir: str) -> dict[str, tuple[int, int, int, int]]:
+    """train, dev and test examples of each task and its sequences per example (a question's options)."""
+    from biotok_train.tasks import load
+
+    out = {}
+    for t in tasks:
+        d = load(t, data_dir)
+        per = max(1, len(getattr(d.train[0], "options", ()) or ()))
+        out[t] = (len(d.train), len(d.dev), len(d.test), per)
+    return out
 
 
 def main() -> None:

@@ -27,6 +27,7 @@ LEAFLETS = E3C / "layer3_fr_ministere_ccbync.jsonl.xz"  # E3C layer 3, French dr
 WMT_BIOMED_TRAIN = CORPORA / "wmt-biomed-fr-en" / "wmt_biomed_train_medline_scielo_edp_fr-en.tar.xz"
 WMT_BIOMED_FR = ("./medline_d1.fr", "./scielo_d1.fr", "./edp_d1.fr")  # its French sides, one sentence a line
 CIM10 = CORPORA / "edsnlp-fr-terminology" / "cim10.csv.gz"  # CIM-10 (French ICD-10) codes and labels
+GPU_SUITE_H200 = DATA.parent / "gpu" / "h200-2026-11-27"  # the GPU suite's first run, on one H200 (its README)
 CAMEMBERTA = TOKENIZERS / "camemberta-base"
 CAMEMBERTV2 = TOKENIZERS / "camembertv2-base"
 
@@ -80,7 +81,7 @@ def cim10_labels() -> Iterator[str]:
 
 
 __all__ = [
-    "CAMEMBERTA", "CAMEMBERTV2", "CIM10", "CORPORA", "DATA", "E3C", "FRENCH_TASKS", "LEAFLETS", "PAMJ", "TOKENIZERS",
+    "CAMEMBERTA", "CAMEMBERTV2", "CIM10", "CORPORA", "DATA", "E3C", "FRENCH_TASKS", "GPU_SUITE_H200", "LEAFLETS", "PAMJ", "TOKENIZERS",
     "WMT_BIOMED_FR", "WMT_BIOMED_TRAIN", "cim10_labels", "leaflet_texts", "pamj_documents", "require_data",
     "wmt_biomed_french",
 ]

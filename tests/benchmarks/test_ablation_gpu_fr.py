@@ -13,6 +13,12 @@ from benchmarks import corpora as C
 HELD = ["Le patient a de la fièvre.", "Une Toux sèche depuis deux jours."]
 
 
+@pytest.fixture(autouse=True)
+def _no_plan(monkeypatch):
+    """The GPU plan reads the tasks from the shared data: tested on its own below."""
+    monkeypatch.setattr(A, "plan_section", lambda work, vocabs: ["## The GPU side (plan)", ""])
+
+
 def test_the_shared_corpora_readers(shared_data):
     assert next(C.cim10_labels()) == "Choléra"
     assert sum(1 for _ in C.pamj_documents()) == 1520  # MANIFEST: 1,520 documents
@@ -54,7 +60,7 @@ def test_readme_from_the_numbers(tmp_path, tiny_unigram, tiny_wordpiece):
     vocabs = {"camemberta-base": str(tiny_wordpiece), "Unigram_L-32k": str(tiny_unigram)}
     A.publish(tmp_path / "page", "python -m benchmarks.ablation_gpu_fr", text, metrics, probe, vocabs, tmp_path)
     readme = (tmp_path / "page" / "README.md").read_text(encoding="utf-8")
-    assert "**Status: the GPU side is pending.**" in readme
+    assert "**Status: the GPU side is pending.**" in readme and "## The GPU side (plan)" in readme
     assert "- 1 lines left out because they are or contain one of the 1,234 dev and test sentences of e3c, morfitt" in readme
     assert "a sentence of fewer than 6 words" in readme
     assert "- the causal-LM probe (fair, bits/char), best first: Unigram_L-32k > camemberta-base." in readme
@@ -95,10 +101,34 @@ def test_readme_with_the_downstream_result(tmp_path, tiny_unigram, tiny_wordpiec
                                    "candidate_arm": "Unigram_L-32k", "verdict": "indistinguishable"}]}
     A.publish(tmp_path / "page", "cmd", text, metrics, probe, vocabs, tmp_path, downstream)
     readme = (tmp_path / "page" / "README.md").read_text(encoding="utf-8")
-    assert "GPU side is pending" not in readme
+    assert "GPU side is pending" not in readme and "## The GPU side (plan)" not in readme
     assert "- e3c (entity_f1), best first: camemberta-base > Unigram_L-32k (Unigram_L-32k cannot be told from " \
            "camemberta-base)." in readme
     assert "- the causal-LM probe (fair, bits/char) would have chosen Unigram_L-32k; the best on e3c (entity_f1) is " \
            "camemberta-base, which the downstream result cannot tell from Unigram_L-32k" in readme
     assert "**In one line**: Over 4 instrument-task pairs, the laptop verdict chose the downstream best 0 times, " \
            "a vocabulary the downstream result cannot tell from its best 4 more times" in readme
+
+
+def test_measured_throughput_and_the_gpu_plan(tmp_path):
+    from biotok_train.config import AblationConfig
+
+    suite = {"device": {"name": "NVIDIA H200"}, "steps": {"ablation": {
+        "size": "small", "wall_s": 100.0, "legs": [{"tokens_seen": 30_000_000}, {"tokens_seen": 30_000_000}]}}}
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "ablation.json").write_text(json.dumps(suite), encoding="utf-8")
+    t = A.measured_throughput(tmp_path / "run" / "ablation.json")
+    assert t["h200_positions_per_s"] == 600_000 and t["h100_positions_per_s"] == pytest.approx(600_000 * 3.35 / 4.8)
+    assert t["source"] == "run/ablation.json"
+    cfg = AblationConfig(tokenizers=("a", "b"), corpus=("c.txt",), tasks=("e3c", "frenchmedmcqa"), sizes=("small",),
+                         budget=1000, batch_size=60, seq_len=100, pretrain_seeds=(0, 1), seeds=(0, 1, 2))
+    rows = A.gpu_plan(cfg, {"e3c": (300, 30, 60, 1), "frenchmedmcqa": (300, 30, 60, 5)}, 100_000)
+    pre, e3c, mcq = rows
+    assert pre["count"] == 4 and pre["minutes"] == pytest.approx((6_000_000 / 100_000 + A.JOB_OVERHEAD_S) / 60)
+    assert e3c["count"] == mcq["count"] == 2 * 2 * 3 * 2  # arms x pretraining seeds x fine-tuning seeds x (arm, floor)
+    work = 200 * (cfg.finetune.epochs * (300 + 30 / 3) + 60 / 3)  # max length capped at 2 x seq_len
+    assert e3c["minutes"] == pytest.approx((work / 100_000 + A.JOB_OVERHEAD_S) / 60)
+    assert mcq["minutes"] == pytest.approx((5 * work / 100_000 + A.JOB_OVERHEAD_S) / 60)
+    assert all(r["fits_a_piece"] for r in rows) and pre["total_minutes"] == pytest.approx(4 * pre["minutes"])
+    slow = A.gpu_plan(cfg, {}, 10_000)[0]
+    assert slow["minutes"] > A.PIECE_MINUTES and not slow["fits_a_piece"]
