@@ -227,7 +227,7 @@ def _text_section(text: dict, metrics: dict | None) -> list[str]:
 
 
 def _instrument_section(metrics: dict | None, probe_result: dict | None, found: list, names: list[str]) -> list[str]:
-    from biotok_train.predict import agreement
+    from biotok_train.predict import agreement, pairs
     from biotok_train.stats import SeedSummary
 
     lines = ["## The cheap instruments", ""]
@@ -257,8 +257,9 @@ def _instrument_section(metrics: dict | None, probe_result: dict | None, found: 
         lines.append(f"| {n} | {probe_cells} | {metric_cells} |")
     lines.append("")
     lines += [f"- {r.name}, best first: {' > '.join(r.order())}." for r in found]
-    if probe_result is not None:
-        lines += [f"- {s}" for s in probe_result["verdicts"] if " is " in s]
+    for r in found:
+        lines += [f"- Probe, {p.sentence(' bits/char')} (95 % paired bootstrap over held-out documents, seeds averaged)."
+                  for p in pairs(r)]
     probe = [r for r in found if "probe" in r.name]
     for other in (r for r in found if "probe" not in r.name) if probe else ():
         a = agreement(other, probe[0])

@@ -188,6 +188,45 @@ def probe_ranking(name: str, probe_json: dict, runs: Sequence[dict], chars: Sequ
     return Ranking(name, scores, False, replicates=tuple(reps))
 
 
+@dataclass(frozen=True)
+class PairVerdict:
+    """One vocabulary against another on one ranking: the difference of their scores (first minus
+    second) with its percentile interval over the ranking's replicates."""
+
+    first: str
+    second: str
+    difference: float
+    low: float
+    high: float
+    higher_is_better: bool
+
+    @property
+    def verdict(self) -> str:
+        if self.low <= 0 <= self.high:
+            return "indistinguishable from"
+        return "better than" if (self.low > 0) == self.higher_is_better else "worse than"
+
+    def sentence(self, unit: str = "") -> str:
+        return (f"{self.first} is {self.verdict} {self.second}: {self.difference:+.3f}{unit} "
+                f"[{self.low:+.3f}, {self.high:+.3f}]")
+
+
+def pairs(ranking: Ranking, confidence: float = 0.95) -> list[PairVerdict]:
+    """Every pair of vocabularies (in the ranking's order, the better first) with the interval of
+    their difference over the ranking's bootstrap replicates (none: an empty list)."""
+    if not ranking.replicates:
+        return []
+    order = ranking.order()
+    tail = 100 * (1 - confidence) / 2
+    out = []
+    for i, a in enumerate(order):
+        for b in order[i + 1:]:
+            d = [r[a] - r[b] for r in ranking.replicates]
+            out.append(PairVerdict(a, b, ranking.scores[a] - ranking.scores[b], float(np.percentile(d, tail)),
+                                   float(np.percentile(d, 100 - tail)), ranking.higher_is_better))
+    return out
+
+
 def ablation_rankings(ablation: dict, size: str | None = None) -> list[Ranking]:
     """One downstream :class:`Ranking` per task of an ``ablate`` result (its ablation.json): each
     arm's mean over seeds at ``size`` (None: the first size); an arm is tied with the best when a
@@ -222,5 +261,5 @@ def summary(found: Sequence[Agreement]) -> str:
             f"vocabulary {len(found) - ok} times; tau is positive in {positive} of {len(found)} pairs.")
 
 
-__all__ = ["Agreement", "Ranking", "ablation_rankings", "agreement", "agreements", "probe_ranking", "smallest_p_value",
+__all__ = ["Agreement", "PairVerdict", "Ranking", "ablation_rankings", "pairs", "agreement", "agreements", "probe_ranking", "smallest_p_value",
            "summary"]

@@ -138,3 +138,17 @@ def test_downstream_rankings_from_an_ablation_result():
     a = agreement(PROBE, e3c)  # the probe chooses a, the task b, which it cannot tell from a
     assert a.acceptable_choice and not a.same_choice
     assert ablation_rankings(ablation, size="tiny")[0].scores == {"b": 0.90}
+
+
+def test_every_pair_with_its_interval_over_replicates():
+    from biotok_train.predict import pairs
+
+    reps = tuple({"a": 1.50 + e, "b": 1.52 - e, "c": 1.90 + e} for e in (-0.03, -0.01, 0.0, 0.01, 0.03))
+    r = Ranking("probe", {"a": 1.50, "b": 1.52, "c": 1.90}, False, replicates=reps)
+    ab, ac, bc = pairs(r, confidence=0.5)
+    assert (ab.first, ab.second, ac.second, bc.first) == ("a", "b", "c", "b")
+    assert ab.verdict == "indistinguishable from" and ab.difference == pytest.approx(-0.02)
+    assert ac.verdict == "better than" and ac.sentence(" bits/char").startswith("a is better than c: -0.400 bits/char [")
+    flipped = Ranking("f1", {"a": 0.3, "b": 0.1}, True, replicates=({"a": 0.3, "b": 0.1}, {"a": 0.2, "b": 0.1}))
+    assert pairs(flipped)[0].verdict == "better than"
+    assert pairs(Ranking("x", {"a": 1.0, "b": 2.0}, True)) == []
