@@ -295,6 +295,19 @@ def _prediction_section(found: list, downstream: dict | None, n: int) -> list[st
     return lines + [""]
 
 
+PHASES = ("text", "vocabularies", "intrinsic")
+
+
+def _cpu_sentence(spent: dict, probe_cpu: float, runs: int) -> str:
+    """What the CPU side took, phase by phase (cpu_seconds.json; the probe's runs: timings.json)."""
+    parts = [f"{p} {spent[p] / 60:.1f}" for p in PHASES if p in spent] + [f"probe ({runs} runs) {probe_cpu / 60:.1f}"]
+    missing = [p for p in PHASES if p not in spent]
+    return (f"The CPU side took {(sum(spent.get(p, 0) for p in PHASES) + probe_cpu) / 60:.0f} CPU-minutes on a "
+            f"shared 2-core machine ({', '.join(parts)})"
+            + (f"; not recorded: {', '.join(missing)} (a phase is timed the first time it runs)" if missing else "")
+            + ".")
+
+
 def publish(dest: Path, command: str, text: dict, metrics: dict | None, probe_result: dict | None,
             vocabs: dict[str, str], work: Path, downstream: dict | None = None) -> None:
     """README.md (every sentence from the numbers) and the numbers it reads, into ``dest``;
@@ -308,8 +321,7 @@ def publish(dest: Path, command: str, text: dict, metrics: dict | None, probe_re
     lines = ["# AliBERT's question on one GPU: French vocabularies pretrained from scratch, and does the laptop "
              "predict the answer?", "", "Regenerate everything here with one command (each phase is kept in "
              "benchmarks/.data/ablation_gpu_fr/, a rerun resumes):", "", "```bash", command, "```", "",
-             f"The CPU side took {(sum(spent.values()) + probe_cpu) / 60:.0f} CPU-minutes (text, vocabularies and "
-             "intrinsic metrics in cpu_seconds.json, the probe's runs in timings.json).", "",
+             _cpu_sentence(spent, probe_cpu, len(timings)), "",
              *(["**Status: the GPU side is pending.** No downstream result exists yet (BERT-small pretrained from "
                 "scratch on this text, fine-tuned on " + ", ".join(text["tasks"]) + "): this page shows the cheap "
                 "instruments' side, the rankings the downstream ones will be tested against.", ""]

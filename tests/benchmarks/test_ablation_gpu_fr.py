@@ -132,3 +132,11 @@ def test_measured_throughput_and_the_gpu_plan(tmp_path):
     assert all(r["fits_a_piece"] for r in rows) and pre["total_minutes"] == pytest.approx(4 * pre["minutes"])
     slow = A.gpu_plan(cfg, {}, 10_000)[0]
     assert slow["minutes"] > A.PIECE_MINUTES and not slow["fits_a_piece"]
+
+
+def test_the_cpu_sentence_names_each_phase_and_what_was_not_recorded():
+    assert A._cpu_sentence({"text": 60, "vocabularies": 120, "intrinsic": 30}, 600, 4) == (
+        "The CPU side took 14 CPU-minutes on a shared 2-core machine (text 1.0, vocabularies 2.0, intrinsic 0.5, "
+        "probe (4 runs) 10.0).")
+    assert A._cpu_sentence({"vocabularies": 120}, 0, 0).endswith("; not recorded: text, intrinsic (a phase is timed "
+                                                                "the first time it runs).")
