@@ -1,0 +1,142 @@
+"""benchmarks/ablation_gpu_fr.py (CPU side) and benchmarks/corpora.py: the shared corpora's readers, and a
+README whose every sentence comes from the numbers."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from benchmarks import ablation_gpu_fr as A
+from benchmarks import corpora as C
+
+HELD = ["Le patient a de la fièvre.", "Une Toux sèche depuis deux jours."]
+
+
+@pytest.fixture(autouse=True)
+def _no_plan(monkeypatch):
+    """The GPU plan reads the tasks from the shared data: tested on its own below."""
+    monkeypatch.setattr(A, "plan_section", lambda work, vocabs: ["## The GPU side (plan)", ""])
+
+
+def test_the_shared_corpora_readers(shared_data):
+    assert next(C.cim10_labels()) == "Choléra"
+    assert sum(1 for _ in C.pamj_documents()) == 1520  # MANIFEST: 1,520 documents
+    assert next(C.leaflet_texts()).startswith("A 313 200 000 UI POUR CENT, pommade")
+    first = list(zip(range(3), C.wmt_biomed_french()))
+    assert first[0][1] == "Abstract" and all("\n" not in line for _, line in first)
+    assert C.CAMEMBERTA.is_dir() and set(C.FRENCH_TASKS) >= {"e3c", "morfitt", "frenchmedmcqa"}
+
+
+def _work(tmp_path, chars: list[int]) -> tuple:
+    """A work folder with the probe's held-out sample and runs, and the records publish reads."""
+    (tmp_path / "text").mkdir()
+    (tmp_path / "text" / "probe_heldout.txt").write_text("\n".join(HELD) + "\n", encoding="utf-8")
+    bits = {"Unigram_L-32k": [30.0, 40.0], "camemberta-base": [40.0, 50.0]}
+    total = sum(chars)
+    for arm, b in bits.items():
+        (tmp_path / "probe" / "runs" / arm).mkdir(parents=True)
+        (tmp_path / "probe" / "runs" / arm / "seed0.json").write_text(
+            json.dumps({"tokenizer": arm, "seed": 0, "doc_bits": b}), encoding="utf-8")
+    probe = {"setup": {"seeds": [0], "text": "fair: lowercases", "model": {"layers": 2, "hidden": 128}, "steps": 400,
+                       "batch_size": 8, "seq_len": 128, "tokens_per_arm": 409600, "train_chars": 1000,
+                       "heldout_chars": total, "heldout_documents": 2},
+             "arms": [{"name": a, "bits_per_char": {"mean": sum(b) / total, "std": None, "n": 1,
+                                                    "values": [sum(b) / total]},
+                       "versus_floor": {"difference": -0.5, "low": -0.6, "high": -0.4}} for a, b in bits.items()],
+             "verdicts": ["camemberta-base is worse than Unigram_L-32k: +0.1 bits/char [+0.05, +0.15]."]}
+    text = {"tasks": ["e3c", "morfitt"], "evaluated_sentences": 1234, "min_words": 6,
+            "sources": {"PAMJ": {"lines_in": 10, "chars_in": 5000, "kept": 9, "excluded": 1, "matched": 1, "chars": 4500}},
+            "text": {"lines": 9, "chars": 4500}, "pretrain": {"lines": 9, "chars": 4300}, "heldout": {"lines": 0, "chars": 200}}
+    metrics = {n: {"fertility": f, "renyi_efficiency": r, "zipf": {"r2": z, "exponent": 1.0}, "chars_per_piece": 4.0,
+                   "pretrain_pieces": 1_000_000} for n, f, r, z in (("camemberta-base", 1.4, 0.40, 0.90),
+                                                                     ("Unigram_L-32k", 1.3, 0.45, 0.95))}
+    return probe, text, metrics
+
+
+def test_readme_from_the_numbers(tmp_path, tiny_unigram, tiny_wordpiece):
+    chars = [len(s.lower()) for s in HELD]
+    probe, text, metrics = _work(tmp_path, chars)
+    vocabs = {"camemberta-base": str(tiny_wordpiece), "Unigram_L-32k": str(tiny_unigram)}
+    A.publish(tmp_path / "page", "python -m benchmarks.ablation_gpu_fr", text, metrics, probe, vocabs, tmp_path)
+    readme = (tmp_path / "page" / "README.md").read_text(encoding="utf-8")
+    assert "**Status: the GPU side is pending.**" in readme and "## The GPU side (plan)" in readme
+    assert "- 1 lines left out because they are or contain one of the 1,234 dev and test sentences of e3c, morfitt" in readme
+    assert "a sentence of fewer than 6 words" in readme
+    assert "- the causal-LM probe (fair, bits/char), best first: Unigram_L-32k > camemberta-base." in readme
+    assert "- fertility (pieces/word), best first: Unigram_L-32k > camemberta-base." in readme
+    assert "- Rényi efficiency against the probe (interval: bootstrap over the probe's held-out documents): " \
+           "Kendall tau +1.00 [+1.00, +1.00] (p = 1.000, 2 vocabularies); both choose Unigram_L-32k." in readme
+    assert "With 2 vocabularies, even a perfect agreement has p = 1.000 (exact test)" in readme
+    assert "The laptop verdicts to be tested: the causal-LM probe (fair, bits/char) chooses Unigram_L-32k;" in readme
+    assert "| Unigram_L-32k | 1.186 | -0.500 [-0.600, -0.400] | 1.300 | 0.450 | 0.950 (1.00) | 0.250 |" in readme
+    for name in ("text.json", "intrinsic.json", "probe.json"):
+        assert (tmp_path / "page" / name).is_file()
+
+
+def test_readme_before_the_probe_and_metrics(tmp_path, tiny_unigram):
+    probe, text, _ = _work(tmp_path, [len(s.lower()) for s in HELD])
+    A.publish(tmp_path / "page", "cmd", text, None, None, {"Unigram_L-32k": str(tiny_unigram)}, tmp_path)
+    readme = (tmp_path / "page" / "README.md").read_text(encoding="utf-8")
+    assert "| Unigram_L-32k | pending | pending | pending | pending | pending | pending |" in readme
+    assert "No instrument has run yet." in readme and "best first" not in readme
+
+
+def test_the_probe_characters_must_be_the_probes(tmp_path, tiny_unigram, tiny_wordpiece):
+    from biotok.errors import ConfigError
+
+    probe, text, metrics = _work(tmp_path, [len(s) + 1 for s in HELD])  # not the documents the probe scored
+    vocabs = {"camemberta-base": str(tiny_wordpiece), "Unigram_L-32k": str(tiny_unigram)}
+    with pytest.raises(ConfigError, match="do not match"):
+        A.publish(tmp_path / "page", "cmd", text, metrics, probe, vocabs, tmp_path)
+
+
+def test_readme_with_the_downstream_result(tmp_path, tiny_unigram, tiny_wordpiece):
+    probe, text, metrics = _work(tmp_path, [len(s.lower()) for s in HELD])
+    vocabs = {"camemberta-base": str(tiny_wordpiece), "Unigram_L-32k": str(tiny_unigram)}
+    arm = lambda name, f1: {"name": name, "size": "small", "metrics": {"e3c": {"mean": f1}}}  # noqa: E731
+    downstream = {"tasks": {"e3c": {"name": "e3c", "metric": "entity_f1"}},
+                  "arms": [arm("camemberta-base", 0.36), arm("Unigram_L-32k", 0.35)],
+                  "comparisons": [{"task": "e3c", "size": "small", "reference_arm": "camemberta-base",
+                                   "candidate_arm": "Unigram_L-32k", "verdict": "indistinguishable"}]}
+    A.publish(tmp_path / "page", "cmd", text, metrics, probe, vocabs, tmp_path, downstream)
+    readme = (tmp_path / "page" / "README.md").read_text(encoding="utf-8")
+    assert "GPU side is pending" not in readme and "## The GPU side (plan)" not in readme
+    assert "- e3c (entity_f1), best first: camemberta-base > Unigram_L-32k (Unigram_L-32k cannot be told from " \
+           "camemberta-base)." in readme
+    assert "- the causal-LM probe (fair, bits/char) would have chosen Unigram_L-32k; the best on e3c (entity_f1) is " \
+           "camemberta-base, which the downstream result cannot tell from Unigram_L-32k" in readme
+    assert "**In one line**: Over 4 instrument-task pairs, the laptop verdict chose the downstream best 0 times, " \
+           "a vocabulary the downstream result cannot tell from its best 4 more times" in readme
+
+
+def test_measured_throughput_and_the_gpu_plan(tmp_path):
+    from biotok_train.config import AblationConfig
+
+    suite = {"device": {"name": "NVIDIA H200"}, "steps": {"ablation": {
+        "size": "small", "wall_s": 100.0, "legs": [{"tokens_seen": 30_000_000}, {"tokens_seen": 30_000_000}]}}}
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "ablation.json").write_text(json.dumps(suite), encoding="utf-8")
+    t = A.measured_throughput(tmp_path / "run" / "ablation.json")
+    assert t["h200_positions_per_s"] == 600_000 and t["h100_positions_per_s"] == pytest.approx(600_000 * 3.35 / 4.8)
+    assert t["source"] == "run/ablation.json"
+    cfg = AblationConfig(tokenizers=("a", "b"), corpus=("c.txt",), tasks=("e3c", "frenchmedmcqa"), sizes=("small",),
+                         budget=1000, batch_size=60, seq_len=100, pretrain_seeds=(0, 1), seeds=(0, 1, 2))
+    rows = A.gpu_plan(cfg, {"e3c": (300, 30, 60, 1), "frenchmedmcqa": (300, 30, 60, 5)}, 100_000)
+    pre, e3c, mcq = rows
+    assert pre["count"] == 4 and pre["minutes"] == pytest.approx((6_000_000 / 100_000 + A.JOB_OVERHEAD_S) / 60)
+    assert e3c["count"] == mcq["count"] == 2 * 2 * 3 * 2  # arms x pretraining seeds x fine-tuning seeds x (arm, floor)
+    work = 200 * (cfg.finetune.epochs * (300 + 30 / 3) + 60 / 3)  # max length capped at 2 x seq_len
+    assert e3c["minutes"] == pytest.approx((work / 100_000 + A.JOB_OVERHEAD_S) / 60)
+    assert mcq["minutes"] == pytest.approx((5 * work / 100_000 + A.JOB_OVERHEAD_S) / 60)
+    assert all(r["fits_a_piece"] for r in rows) and pre["total_minutes"] == pytest.approx(4 * pre["minutes"])
+    slow = A.gpu_plan(cfg, {}, 10_000)[0]
+    assert slow["minutes"] > A.PIECE_MINUTES and not slow["fits_a_piece"]
+
+
+def test_the_cpu_sentence_names_each_phase_and_what_was_not_recorded():
+    assert A._cpu_sentence({"text": 60, "vocabularies": 120, "intrinsic": 30}, 600, 4) == (
+        "The CPU side took 14 CPU-minutes on a shared 2-core machine (text 1.0, vocabularies 2.0, intrinsic 0.5, "
+        "probe (4 runs) 10.0).")
+    assert A._cpu_sentence({"vocabularies": 120}, 0, 0).endswith("; not recorded: text, intrinsic (a phase is timed "
+                                                                "the first time it runs).")
