@@ -14,7 +14,7 @@ from typing import Sequence
 from biotok.errors import BiotokError, ConfigError, OutputExistsError
 from biotok.output import LOCK_NAME, atomic_directory, run_lock
 from biotok_train.ablate import engines
-from biotok_train.ablate.analysis import Results, arm_results, compute_statistics, verdict_sentences
+from biotok_train.ablate.analysis import Results, arm_results, compute_statistics, verdict_sentences, word_floor
 from biotok_train.ablate.command import command_line
 from biotok_train.ablate.graph import DONE, FAILED, content_keys, costs
 from biotok_train.ablate.grid import build
@@ -62,23 +62,6 @@ def _split_key(d: Path) -> str | None:
         return parts[2]
     except (OSError, ValueError, IndexError):
         return None
-
-
-def word_floor(train: Path, samples: Sequence) -> tuple[str, tuple[float, ...]]:
-    """The masked-word floor: always answer the pretraining text's most frequent word (as the
-    masked-word evaluation delimits words). Returns it and its hit (1.0 / 0.0) per sample."""
-    from collections import Counter  # lazy: one use
-
-    from biotok_train.evaluate.masked_words import WORD  # lazy: evaluate imports torch-side modules
-
-    counts: Counter = Counter()
-    with open(train, encoding="utf-8") as f:
-        for line in f:
-            counts.update(m.group(0) for m in WORD.finditer(line))
-    if not counts:
-        return "", tuple(0.0 for _ in samples)
-    word = min(counts, key=lambda w: (-counts[w], w))
-    return word, tuple(float(s.text[s.start:s.end] == word) for s in samples)
 
 
 def same_recipe(old: dict, new: dict) -> bool:
