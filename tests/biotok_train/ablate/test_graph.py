@@ -88,3 +88,17 @@ def test_a_job_started_with_other_inputs_starts_over(tmp_path):
     assert (tmp_path / "work" / "partial").exists()  # same inputs: kept (a resume)
     run_local([job_b], content_keys([job_b]), T.ToyEnv(str(tmp_path)))
     assert not (tmp_path / "work").exists()  # other inputs: started over
+
+
+def test_without_ray_the_ray_engine_is_one_line(tmp_path, monkeypatch):
+    import sys
+
+    from biotok.errors import ConfigError
+    from biotok_train.ablate.engines import run_ray
+    from biotok_train.config import EngineConfig
+
+    monkeypatch.setitem(sys.modules, "ray", None)  # not installed: importing it fails
+    with pytest.raises(ConfigError, match=r"pip install 'biotok\[ray\]'"):
+        run_ray(_plan(), content_keys(_plan()), T.ToyEnv(str(tmp_path)), EngineConfig(engine="ray"))
+    with pytest.raises(ConfigError, match="need --engine ray"):
+        EngineConfig(address="auto")
