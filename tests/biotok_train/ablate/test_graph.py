@@ -102,3 +102,22 @@ def test_without_ray_the_ray_engine_is_one_line(tmp_path, monkeypatch):
         run_ray(_plan(), content_keys(_plan()), T.ToyEnv(str(tmp_path)), EngineConfig(engine="ray"))
     with pytest.raises(ConfigError, match="need --engine ray"):
         EngineConfig(address="auto")
+
+
+def test_gpus_per_job_on_a_machine_without_a_gpu_is_refused_before_ray_starts(tmp_path):
+    pytest.importorskip("ray")
+    import torch
+
+    from biotok.errors import ConfigError
+    from biotok_train.ablate.engines import start_ray
+    from biotok_train.config import EngineConfig
+
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a GPU")
+    import ray
+
+    if ray.is_initialized():
+        pytest.skip("a Ray instance is already running in this process")
+    with pytest.raises(ConfigError, match="no GPU"):
+        start_ray(EngineConfig(engine="ray", gpus_per_job=0.5))
+    assert not ray.is_initialized()
