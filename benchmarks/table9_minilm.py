@@ -114,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
             n_resamples=200 if quick else 2000, seq_len=32 if quick else 128)
         report = run_ablation(cfg, work / "ablation", engine=EngineConfig(a.engine, a.workers))
         publish(report, Path(a.out), title="Table 9 on a CPU with a real pretrained model: all-MiniLM-L6-v2",
-                command=f"python -m benchmarks.table9_minilm{' --quick' if quick else ''} --engine ray --workers 2",
+                command="python -m benchmarks.table9_minilm " + " ".join(sys.argv[1:] if argv is None else argv),
                 intro=_intro(corpus, base))
     except BiotokError as e:
         print(f"table9_minilm: error: {e}", file=sys.stderr)

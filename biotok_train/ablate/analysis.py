@@ -82,6 +82,23 @@ class Results:
         return {p: self.records[evaluate_key(size, arm, p)]["mlm"]["ranks"] for p in self.cfg.pretrain_seeds}
 
 
+def word_floor(train: Path, samples: Sequence) -> tuple[str, tuple[float, ...]]:
+    """The masked-word floor: always answer the pretraining text's most frequent word (as the
+    masked-word evaluation delimits words). Returns it and its hit (1.0 / 0.0) per sample."""
+    from collections import Counter  # lazy: one use
+
+    from biotok_train.evaluate.masked_words import WORD  # lazy: evaluate imports torch-side modules
+
+    counts: Counter = Counter()
+    with open(train, encoding="utf-8") as f:
+        for line in f:
+            counts.update(m.group(0) for m in WORD.finditer(line))
+    if not counts:
+        return "", tuple(0.0 for _ in samples)
+    word = min(counts, key=lambda w: (-counts[w], w))
+    return word, tuple(float(s.text[s.start:s.end] == word) for s in samples)
+
+
 def arm_results(res: Results) -> list[ArmResult]:
     """Each arm at each size, from the records of its jobs."""
     from biotok_train.pretrain.heldout import pooled_summary  # lazy: torch-side module

@@ -13,7 +13,7 @@ from pathlib import Path
 from biotok.errors import BiotokError, ConfigError, OutputExistsError
 from biotok.output import LOCK_NAME, atomic_directory, run_lock
 from biotok_train.ablate import engines
-from biotok_train.ablate.analysis import Results, arm_results, compute_statistics, verdict_sentences
+from biotok_train.ablate.analysis import Results, arm_results, compute_statistics, verdict_sentences, word_floor
 from biotok_train.ablate.command import command_line
 from biotok_train.ablate.graph import DONE, FAILED, content_keys, costs
 from biotok_train.ablate.grid import build

@@ -88,3 +88,36 @@ def test_a_job_started_with_other_inputs_starts_over(tmp_path):
     assert (tmp_path / "work" / "partial").exists()  # same inputs: kept (a resume)
     run_local([job_b], content_keys([job_b]), T.ToyEnv(str(tmp_path)))
     assert not (tmp_path / "work").exists()  # other inputs: started over
+
+
+def test_without_ray_the_ray_engine_is_one_line(tmp_path, monkeypatch):
+    import sys
+
+    from biotok.errors import ConfigError
+    from biotok_train.ablate.engines import run_ray
+    from biotok_train.config import EngineConfig
+
+    monkeypatch.setitem(sys.modules, "ray", None)  # not installed: importing it fails
+    with pytest.raises(ConfigError, match=r"pip install 'biotok\[ray\]'"):
+        run_ray(_plan(), content_keys(_plan()), T.ToyEnv(str(tmp_path)), EngineConfig(engine="ray"))
+    with pytest.raises(ConfigError, match="need --engine ray"):
+        EngineConfig(address="auto")
+
+
+def test_gpus_per_job_on_a_machine_without_a_gpu_is_refused_before_ray_starts(tmp_path):
+    pytest.importorskip("ray")
+    import torch
+
+    from biotok.errors import ConfigError
+    from biotok_train.ablate.engines import start_ray
+    from biotok_train.config import EngineConfig
+
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a GPU")
+    import ray
+
+    if ray.is_initialized():
+        pytest.skip("a Ray instance is already running in this process")
+    with pytest.raises(ConfigError, match="no GPU"):
+        start_ray(EngineConfig(engine="ray", gpus_per_job=0.5))
+    assert not ray.is_initialized()
