@@ -45,6 +45,11 @@ def rendezvous(env: ToyEnv, name: str, other: str, needs: dict) -> dict:
     while time.monotonic() - t0 < 3.0 and not seen:
         seen = (d / f"{other}.start").exists() and not (d / f"{other}.end").exists()
         time.sleep(0.05)
+    if seen:  # stay running until the other has seen this one too (or ended): no race on who looks last
+        (d / f"{name}.saw").write_text("x", encoding="utf-8")
+        t1 = time.monotonic()
+        while time.monotonic() - t1 < 3.0 and not any((d / f"{other}.{m}").exists() for m in ("saw", "end")):
+            time.sleep(0.05)
     (d / f"{name}.end").write_text("x", encoding="utf-8")
     return {"name": name, "saw_other_running": seen, "value": 1}
 

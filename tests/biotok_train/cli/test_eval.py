@@ -61,7 +61,7 @@ def test_ner_unknown_model(tmp_path):
 
 
 def test_ner_named_dataset_needs_data_dir(monkeypatch, tmp_path):
-    monkeypatch.setenv("BIOTOK_SHARED_DATA", str(tmp_path / "nowhere"))
+    monkeypatch.setenv("BIOTOK_SHARED_DATA", str(tmp_path))  # a shared-data folder without e3c's files
     assert_contract(_run(["ner", "nomodel", "--data", "e3c"]), "biotok-train", "e3c")
 
 
