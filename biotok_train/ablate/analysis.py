@@ -18,23 +18,6 @@ from biotok_train.config import BASE_SIZE, AblationConfig
 MEAN_METRICS = ("accuracy", "hamming_score", "exact_match_ratio")  # means of per-example scores
 
 
-def word_floor(train: Path, samples: Sequence) -> tuple[str, tuple[float, ...]]:
-    """The masked-word floor: always answer the pretraining text's most frequent word (as the
-    masked-word evaluation delimits words). Returns it and its hit (1.0 / 0.0) per sample."""
-    from collections import Counter  # lazy: one use
-
-    from biotok_train.evaluate.masked_words import WORD  # lazy: evaluate imports torch-side modules
-
-    counts: Counter = Counter()
-    with open(train, encoding="utf-8") as f:
-        for line in f:
-            counts.update(m.group(0) for m in WORD.finditer(line))
-    if not counts:
-        return "", tuple(0.0 for _ in samples)
-    word = min(counts, key=lambda w: (-counts[w], w))
-    return word, tuple(float(s.text[s.start:s.end] == word) for s in samples)
-
-
 @dataclass
 class Results:
     """Everything the report is computed from: the recipe, the arms, the plan and the records of
