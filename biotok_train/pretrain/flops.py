@@ -38,7 +38,8 @@ def peak_tflops(device_name: str) -> float | None:
 
 
 def flops_per_token(layers: int, hidden: int, intermediate: int, seq_len: int, vocab_size: int,
-                    predicted_fraction: float = 1.0) -> float:
+                    predicted_fraction: float = 1.0, embedding_size: int | None = None,
+                    head_width: int | None = None) -> float:
     """Training FLOPs per token of a BERT-like encoder: 6·N + 12·L·d·s + the output head where it predicts.
 
     N counts the dense weights of the layers (4d² attention + 2·d·i feed-forward per layer,
@@ -46,27 +47,35 @@ def flops_per_token(layers: int, hidden: int, intermediate: int, seq_len: int, v
     products (2·s·d forward per layer for each, times 3 for forward + backward, PaLM appendix B);
     the head (d² transform + d·V decoder) costs 6 FLOPs per weight at the predicted positions
     only (``predicted_fraction`` = the mask rate for MLM: no loss is defined elsewhere).
+    A factorised embedding (ALBERT, an ELECTRA generator: ``embedding_size`` E != d) adds its E·d
+    projection at every position; the head's transform then maps d to ``head_width`` (E for their
+    MLM heads, which decode from E; d by default) and its decoder maps that to V.
     """
-    dense = layers * (4 * hidden * hidden + 2 * hidden * intermediate)
-    head = hidden * hidden + hidden * vocab_size
+    e = embedding_size or hidden
+    w = head_width or hidden
+    dense = layers * (4 * hidden * hidden + 2 * hidden * intermediate) + (e * hidden if e != hidden else 0)
+    head = hidden * w + w * vocab_size
     return 6.0 * dense + 12.0 * layers * hidden * seq_len + 6.0 * head * predicted_fraction
 
 
-def _of_config(config: Any, seq_len: int, vocab_size: int, predicted_fraction: float) -> float:
+def _of_config(config: Any, seq_len: int, vocab_size: int, predicted_fraction: float, mlm_head: bool = True) -> float:
+    """``mlm_head``: the head decodes from the embedding width (an MLM head); else a d x d transform."""
     hidden = config.hidden_size
     inter = getattr(config, "intermediate_size", None) or getattr(config, "hidden_dim", None) or 4 * hidden
-    return flops_per_token(config.num_hidden_layers, hidden, inter, seq_len, vocab_size, predicted_fraction)
+    emb = getattr(config, "embedding_size", None) or hidden
+    return flops_per_token(config.num_hidden_layers, hidden, inter, seq_len, vocab_size, predicted_fraction,
+                           embedding_size=emb, head_width=emb if mlm_head else hidden)
 
 
 def module_flops_per_token(module: Any, seq_len: int, mask_prob: float) -> float:
     """:func:`flops_per_token` of a pretraining module (:func:`biotok_train.pretrain.models.build`),
     from its Hugging Face configs: BERT / ALBERT / RoBERTa MLM with the decoder at the masked
-    positions (ALBERT's factorised head counted as d² + d·V: a slight overcount); ELECTRA the
+    positions (a factorised embedding's projection and head counted as they are); ELECTRA the
     generator (MLM at the masked positions) plus the discriminator (a d² + d head at every position)."""
     if hasattr(module, "discriminator"):
         gen, disc = module.generator.config, module.discriminator.config
         return (_of_config(gen, seq_len, gen.vocab_size, mask_prob)
-                + _of_config(disc, seq_len, 1, 1.0))
+                + _of_config(disc, seq_len, 1, 1.0, mlm_head=False))
     config = module.model.config
     return _of_config(config, seq_len, config.vocab_size, mask_prob)
 
