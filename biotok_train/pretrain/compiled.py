@@ -29,6 +29,17 @@ def compile_module(module: nn.Module, config: PretrainConfig) -> nn.Module:
     return torch.compile(module, **kwargs)
 
 
+def graphs_compiled() -> int:
+    """Graphs torch.compile has built in this process so far: logged per row, so a recompilation
+    (a new shape bucket) shows in metrics.jsonl and benchmarks time only the steps after it."""
+    try:
+        from torch._dynamo.utils import counters  # lazy: a private module, absent in some builds
+
+        return int(counters["stats"]["unique_graphs"])
+    except (ImportError, KeyError):
+        return 0
+
+
 def root_cause(exc: BaseException, lines: int = 3) -> str:
     """The innermost exception of ``exc``'s chain (``__cause__``/``__context__``), as
     ``Type: its last non-empty lines`` (compile errors wrap the real one in pages of advice)."""
@@ -62,4 +73,4 @@ def compile_error(exc: BaseException, config: PretrainConfig) -> CompileError:
                         f"{config.objective}/{config.arch}: {root_cause(exc, 1)[:400]} — run with --no-compile")
 
 
-__all__ = ["compile_enabled", "compile_error", "compile_module", "is_compile_error", "root_cause"]
+__all__ = ["compile_enabled", "compile_error", "compile_module", "graphs_compiled", "is_compile_error", "root_cause"]

@@ -29,7 +29,9 @@ from biotok_train.hf_models import save_hf_tokenizer
 from biotok_train.optim import build, clip_and_step
 from biotok_train.pretrain import checkpoint as ckpt
 from biotok_train.pretrain import distributed as D
-from biotok_train.pretrain.compiled import compile_enabled, compile_error, compile_module, is_compile_error
+from biotok_train.pretrain.compiled import (
+    compile_enabled, compile_error, compile_module, graphs_compiled, is_compile_error,
+)
 from biotok_train.pretrain.feed import Feed, mask_generator, masked_batch
 from biotok_train.pretrain.masking import mask_tokens
 from biotok_train.precision import autocast
@@ -388,6 +390,8 @@ class _Log:
                      **{k: v / len(self.pending) for k, v in sums.items()}}
         row.update(lr=run.scheduler.get_last_lr()[0], tokens_per_s=tps, tokens=run.tokens_seen, time=time.time(),
                    mfu=_mfu(run, tps))
+        if run.compiled:
+            row["graphs"] = graphs_compiled()
         if self.file is not None:
             self.file.write(json.dumps(row) + "\n")
             self.file.flush()
