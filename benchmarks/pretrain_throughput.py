@@ -56,7 +56,8 @@ KEYS = ("input_ids", "attention_mask", "token_type_ids", "labels")  # what BertF
 def _config(args, compile_: bool) -> PretrainConfig:
     return PretrainConfig(size=args.size, steps=args.steps, batch_size=args.batch_size,
                           optim=OptimConfig(lr=LR, warmup=0.0), seed=0, bf16=True,
-                          compile="on" if compile_ else "off", log_every=1, device=args.device)
+                          compile="on" if compile_ else "off", compile_mode=getattr(args, "compile_mode", "default"),
+                          log_every=1, device=args.device)
 
 
 def step_batches(data: Path, args) -> list[dict]:
@@ -167,6 +168,13 @@ def trainer_best(data: Path, args, work: Path) -> dict:
                               for r in runs}}
 
 
+def flops_of(data: Path, size: str) -> float:
+    """Training FLOPs per token of BERT ``size`` on ``data`` (:func:`flops_per_token`)."""
+    packed = PackedData(data)
+    layers, hidden, _, inter, _ = SIZES["bert"][size]
+    return flops_per_token(layers, hidden, inter, packed.seq_len, packed.vocab_size, predicted_fraction=0.15)
+
+
 def measure(data: Path, args, work: Path) -> dict:
     """Both sides on ``data``: the result row (JSON-ready)."""
     a = ours(data, args, work / "ours")
@@ -176,8 +184,7 @@ def measure(data: Path, args, work: Path) -> dict:
     name = torch.cuda.get_device_name(device) if device.type == "cuda" else \
         f"CPU ({platform.processor() or platform.machine()}, {torch.get_num_threads()} threads)"
     peak = peak_tflops(name) if device.type == "cuda" else None
-    layers, hidden, _, inter, _ = SIZES["bert"][args.size]
-    per_token = flops_per_token(layers, hidden, inter, packed.seq_len, packed.vocab_size, predicted_fraction=0.15)
+    per_token = flops_of(data, args.size)
     return {
         "device": name, "size": args.size, "seq_len": packed.seq_len, "batch_size": args.batch_size,
         "steps": args.steps, "timed_steps": a["timed_steps"], "compile": args.compile, "params": a["params"],
@@ -214,6 +221,7 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--skip", type=int, default=5, help="untimed first steps (and every step that compiles)")
     ap.add_argument("--batch-size", type=int, default=16)
     ap.add_argument("--compile", action="store_true", help="compile ours; time the Trainer eager and compiled")
+    ap.add_argument("--compile-mode", default="default", help="our side's torch.compile mode (reduce-overhead: CUDA graphs)")
     ap.add_argument("--workers", type=int, default=2, help="the Trainer's data-loader workers on CUDA")
     ap.add_argument("--device", default=None)
     ap.add_argument("--threads", type=int, default=None, help="CPU threads (torch.set_num_threads)")
