@@ -12,11 +12,11 @@ that compiled a graph (``torch._dynamo`` counters), so warm-up and recompilation
 Prints both and the ratio, with each side's per-step time distribution, and writes a JSON.
 
 Why: the first H200 run of this benchmark (benchmarks/results/gpu/h200-2026-11-27/) measured
-the Trainer at 1 % MFU. Its Trainer side built every row with a per-item ``PackedData.batch`` in
-the main process and masked it with ``DataCollatorForLanguageModeling`` (a Python pass over every
-token for the special-token mask, then host-to-device copies without pinned memory), did not
-count recompilations, and fed other rows in another order than our side (a shuffled sampler); its
-step times were never looked at. Whatever the part of each, that was not the Trainer at its best.
+the Trainer at 1 % MFU (1.2 s a step). Its Trainer side built every row with a per-item
+``PackedData.batch`` in the training process and masked it with ``DataCollatorForLanguageModeling``
+(a Python pass over every token), without loader workers, on other rows in another (shuffled)
+order than our side, and timed only the whole window, so a compiling or otherwise slow step could
+not be told apart (benchmarks/README.md, GPU suite, says what part of the 1.2 s each explains).
 
     python benchmarks/pretrain_throughput.py --size tiny --steps 30 --batch-size 16          # CPU
     python benchmarks/pretrain_throughput.py --size base --steps 60 --batch-size 128 --compile  # GPU
