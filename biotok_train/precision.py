@@ -3,10 +3,12 @@ the probe and evaluation.
 
 A CUDA GPU with bf16 support, or a CPU whose flags list ``amx_bf16`` (Intel AMX) or
 ``avx512_bf16`` (AVX-512 BF16: recent Xeons, AMD Zen 4+). Measured on an AMD EPYC with
-avx512_bf16 and no AMX (one thread, a MiniLM-shaped ``BertForTokenClassification`` step, 6 x 384,
-batch 16 x 64, AdamW): 1.00 s fp32, 0.61 s under bf16 autocast (1.64x); a 1536 x 384 @ 384 x 1536
-matmul 98 vs 214 GFLOP/s. The issue's Xeon with AMX: 2.8 s vs 0.8 s. So it pays on both, and is on
-by default on both; a CPU without either runs fp32 (autocast there would emulate bf16, slower).
+avx512_bf16 and no AMX (``python benchmarks/cpu_bf16.py``, one thread, a MiniLM-shaped
+``BertForTokenClassification`` step, 6 x 384, batch 16 x 64, AdamW): 1.09 s fp32, 0.71 s under bf16
+autocast (1.54x; 1.64x in a quieter run); fine-tuning a MiniLM-sized model 1.69x fewer CPU-seconds,
+the tiny BERT 1.23x, the probe 1.14x (benchmarks/README.md). The issue's Xeon with AMX: 2.8 s vs 0.8 s.
+So it pays on both, and is on by default on both; a CPU without either runs fp32 (autocast there
+would emulate bf16, slower).
 """
 
 from __future__ import annotations

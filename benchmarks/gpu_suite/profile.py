@@ -59,7 +59,7 @@ def profile_mode(cfg: SuiteConfig, data: Path, device, work: Path, compile_: boo
     return {"compile": compile_, "step_ms_median": 1e3 * statistics.median(times), "steps": len(times),
             "tokens_per_step": cfg.ablation_batch_size * cfg.ablation_seq_len,
             "gpu_busy_fraction": busy / sum(times) if busy is not None else None, "top_ops": ops,
-            "table": prof.key_averages().table(sort_by="self_cuda_time_total" if cuda else "self_cpu_time_total",
+            "table": prof.key_averages().table(sort_by="self_device_time_total" if cuda else "self_cpu_time_total",
                                                row_limit=TOP)}
 
 
