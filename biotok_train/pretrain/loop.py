@@ -10,6 +10,7 @@ Read :func:`pretrain` first: setup, step, log and save are the named functions b
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import json
 import math
@@ -164,8 +165,6 @@ def _setup(data: str | Path, config: PretrainConfig, out: Path, resume: bool, fo
     D.check_device(config.device)  # --device against what torch sees, before any work
     packed = PackedData(data)  # raises DataError for a missing, broken or truncated directory
     if config.batch_tokens:  # the batch in tokens: sequences of this data's length
-        import dataclasses
-
         config = dataclasses.replace(config, batch_size=max(1, config.batch_tokens // packed.seq_len))
     load_data_tokenizer(data)  # the stored tokenizer must match meta.json
     if config.heldout is not None:  # checked now, not after the training

@@ -222,3 +222,15 @@ def test_a_failed_step_records_its_root_cause():
     res = R._timed("x", boom)
     assert res.status == "error" and res.why.startswith("RuntimeError: SymIntArrayRef expected")
     assert res.data["error"].startswith("ValueError: BackendCompilerFailed")
+
+
+def test_the_profile_step_names_the_top_operators_of_the_loop_step(tiny_data, tmp_path):
+    import torch
+
+    cfg = G.SuiteConfig(dry_run=True).toy()
+    res = G.profile_step(cfg, tiny_data, torch.device("cpu"), tmp_path)
+    assert res.status == "passed" and len(res.data["modes"]) == 1  # CPU: eager only
+    mode = res.data["modes"][0]
+    assert mode["steps"] == cfg.profile_steps and mode["step_ms_median"] > 0 and mode["gpu_busy_fraction"] is None
+    ops = [o["op"] for o in mode["top_ops"]]
+    assert 0 < len(ops) <= 15 and any("mm" in o or "linear" in o for o in ops) and "Self CPU" in mode["table"]
