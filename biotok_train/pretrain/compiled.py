@@ -5,6 +5,9 @@ mode, and a compile failure turned into one error line that names its root cause
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import torch
 from torch import nn
 
@@ -40,9 +43,15 @@ def graphs_compiled() -> int:
         return 0
 
 
-def root_cause(exc: BaseException, lines: int = 3) -> str:
-    """The innermost exception of ``exc``'s chain (``__cause__``/``__context__``), as
-    ``Type: its last non-empty lines`` (compile errors wrap the real one in pages of advice)."""
+# Where a compile error's own message ends and torch's advice, graph dumps and tracebacks begin.
+_ADVICE = ("While executing", "Original traceback", "from user code:", "Use tlparse", "Set TORCH_LOGS",
+           "You can suppress", "import torch._dynamo", "torch._dynamo.config", "Explanation:", "Hint:",
+           "Developer debug context", "For more information")
+_WHERE = re.compile(r'File "([^"]+)", line (\d+), in (\S+)')
+_CPP_SOURCE = re.compile(r"^\S+\.(?:cpp|cc|h|cu):\d+: ")  # torch's C++ file:line before a message
+
+
+def _innermost(exc: BaseException) -> BaseException:
     inner, seen = exc, set()
     while id(inner) not in seen:
         seen.add(id(inner))
@@ -50,10 +59,25 @@ def root_cause(exc: BaseException, lines: int = 3) -> str:
         if nxt is None:
             break
         inner = nxt
-    text = [ln.strip() for ln in str(inner).splitlines() if ln.strip()]
-    text = [ln for ln in text if not ln.startswith(("Set TORCH_LOGS", "You can suppress", "import torch._dynamo",
-                                                    "torch._dynamo.config.suppress_errors"))]
-    return f"{type(inner).__name__}: " + " | ".join(text[-lines:]) if text else type(inner).__name__
+    return inner
+
+
+def root_cause(exc: BaseException, lines: int = 3) -> str:
+    """The innermost exception of ``exc``'s chain (``__cause__``/``__context__``) as ``Type: its
+    last message lines`` before torch's advice and graph dumps (compile errors wrap the real one in
+    pages of them), and, when its text names one, the user code line it failed at."""
+    inner = _innermost(exc)
+    text = str(inner)
+    message = []
+    for line in (ln.strip() for ln in text.splitlines()):
+        if line.startswith(_ADVICE):
+            break
+        if line:
+            message.append(_CPP_SOURCE.sub("", line))
+    where = _WHERE.findall(text)
+    at = f" (at {Path(where[-1][0]).name}:{where[-1][1]}, {where[-1][2]})" if where else ""
+    body = " | ".join(message[-lines:])
+    return f"{type(inner).__name__}: {body}{at}" if body else f"{type(inner).__name__}{at}"
 
 
 def is_compile_error(exc: BaseException) -> bool:

@@ -196,7 +196,8 @@ def _check_out(out: Path, resume: bool, force: bool = False, inputs: list = ()) 
     check_can_create(out / ckpt.RUN_META)
     if resume or not out.is_dir() or not any(out.iterdir()):
         return False
-    if not ((out / ckpt.RUN_META).is_file() or (out / ckpt.STATE).is_file()):
+    # metrics.jsonl alone: a run that stopped before its first save (e.g. a compile error at step 1)
+    if not ((out / ckpt.RUN_META).is_file() or (out / ckpt.STATE).is_file() or (out / "metrics.jsonl").is_file()):
         raise OutputExistsError(f"{out} is not empty and is not a biotok pretraining run (no {ckpt.RUN_META} "
                                 "inside); choose another --out")
     if not force:

@@ -65,6 +65,36 @@ def test_a_compile_failure_is_one_error_with_its_root_cause(data, tmp_path, monk
     cfg = PretrainConfig(steps=2, compile="on", **TINY)
     with pytest.raises(CompileError, match="the real cause: no kernel for op X.*--no-compile"):
         pretrain(data, cfg, tmp_path / "run", progress=False)
+    # the advised rerun, eager, in the same folder (which holds the failed run's metrics.jsonl)
+    r = pretrain(data, PretrainConfig(steps=2, compile="off", **TINY), tmp_path / "run", progress=False, force=True)
+    assert r.steps == 2
+
+
+# the innermost message of the issue's failure, as torch 2.13's inductor raised it on this CPU
+INDUCTOR_MESSAGE = """/__w/pytorch/pytorch/build/aten/src/ATen/RegisterCompositeExplicitAutograd_0.cpp:8834: \
+SymIntArrayRef expected to contain only concrete integers
+
+While executing %u : [num_users=1] = call_function[target=torch.rand_like](args = (%detach,), kwargs = {})
+Original traceback:
+  File "/src/biotok_train/pretrain/electra.py", line 52, in torch_dynamo_resume_in_forward_at_48
+    sampled = gumbel_sample(logits.detach())
+              ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+  File "/src/biotok_train/pretrain/electra.py", line 26, in gumbel_sample
+    u = torch.rand_like(logits, dtype=torch.float32, generator=generator)
+        ^^^^^^^^^^^^^^^^
+
+Use tlparse to see full graph. (https://github.com/pytorch/tlparse?tab=readme-ov-file#tlparse-parse-structured-pt2-logs)"""
+
+
+def test_root_cause_skips_torchs_advice_and_names_the_user_line():
+    try:
+        try:
+            raise RuntimeError(INDUCTOR_MESSAGE)
+        except RuntimeError as e:
+            raise ValueError("BackendCompilerFailed: backend='inductor' raised:") from e
+    except ValueError as e:
+        assert compiled.root_cause(e) == ("RuntimeError: SymIntArrayRef expected to contain only concrete integers "
+                                          "(at electra.py:26, gumbel_sample)")
 
 
 def test_root_cause_is_the_innermost_exception_last_lines():
