@@ -115,7 +115,7 @@ def run_suite(cfg: SuiteConfig, argv: Sequence[str] | None = None) -> tuple[dict
         "command": "python -m benchmarks.gpu_suite" + "".join(" " + shlex.quote(a) for a in (argv or [])),
         "started_utc": started, "wall_s": 0.0, "device": info, "versions": versions(),
         "config": {k: list(v) if isinstance(v, tuple) else v for k, v in dataclasses.asdict(cfg).items()},
-        "planned_s": round(cfg.planned_s(), 0), "inputs": {}, "skipped": [], "steps": {},
+        "planned_s": None if cfg.dry_run else round(cfg.planned_s()), "inputs": {}, "skipped": [], "steps": {},
     }
     write_json(path, result, force=cfg.force)  # claimed now: a cut run keeps what it measured
     with contextlib.ExitStack() as stack:
