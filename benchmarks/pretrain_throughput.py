@@ -159,13 +159,19 @@ def hf_trainer(data: Path, args, work: Path, compile_: bool = False, batches: li
 
 def trainer_best(data: Path, args, work: Path) -> dict:
     """The Trainer eager and (with ``args.compile``) compiled; the faster is the baseline, both reported."""
+    from biotok_train.pretrain.compiled import root_cause
+
     batches = step_batches(data, args)
     runs = [hf_trainer(data, args, work / "eager", False, batches)]
+    failed = {}
     if args.compile:
-        runs.append(hf_trainer(data, args, work / "compiled", True, batches))
+        try:
+            runs.append(hf_trainer(data, args, work / "compiled", True, batches))
+        except Exception as e:  # noqa: BLE001 - the eager Trainer is then the baseline, and the JSON says why
+            failed["compiled"] = {"error": root_cause(e)}
     best = max(runs, key=lambda r: r["tokens_per_s"])
-    return {**best, "modes": {("compiled" if r["compile"] else "eager"): {k: v for k, v in r.items() if k != "losses"}
-                              for r in runs}}
+    modes = {("compiled" if r["compile"] else "eager"): {k: v for k, v in r.items() if k != "losses"} for r in runs}
+    return {**best, "modes": {**modes, **failed}}
 
 
 def flops_of(data: Path, size: str) -> float:
