@@ -181,7 +181,7 @@ def loop_smoke(data: Path, work: Path, device, compile_: bool, backend: str = "i
                              compile_backend=backend, log_every=1, device=str(device))
         row = {"arch": name, "steps": 3, "compile": compile_ and backend, "bf16": use_bf16(device), "error": None}
         try:
-            res = pretrain(data, cfg, work / f"smoke-{name}", progress=False)
+            res = pretrain(data, cfg, work / f"smoke-{name}", progress=False, force=True)  # a kept --work
             row.update(losses=res.losses, passed=all(math.isfinite(l) for l in res.losses))
         except Exception as e:  # reported, not raised: the other objectives still run
             row.update(losses=None, passed=False, error=root_cause(e)[:600])
