@@ -234,3 +234,19 @@ def test_the_profile_step_names_the_top_operators_of_the_loop_step(tiny_data, tm
     assert mode["steps"] == cfg.profile_steps and mode["step_ms_median"] > 0 and mode["gpu_busy_fraction"] is None
     ops = [o["op"] for o in mode["top_ops"]]
     assert 0 < len(ops) <= 15 and any("mm" in o or "linear" in o for o in ops) and "Self CPU" in mode["table"]
+
+
+def test_the_ablation_step_reports_each_arms_pretraining_speed(tmp_path):
+    from benchmarks.gpu_suite.ablation import pretraining_speed
+
+    run = tmp_path / "ablation" / "runs" / "arm-a"
+    run.mkdir(parents=True)
+    rows = [{"step": 10, "time": 100.0, "tokens": 100, "tokens_per_s": 1.0, "mfu": None},
+            {"step": 20, "time": 100.05, "tokens": 200, "tokens_per_s": 500.0, "mfu": 0.2, "graphs": 2},
+            {"step": 30, "time": 100.2, "tokens": 300, "tokens_per_s": 700.0, "mfu": 0.3, "graphs": 2}]
+    (run / "metrics.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    (p,) = pretraining_speed(tmp_path / "ablation")
+    assert p["run"] == "runs/arm-a" and p["steps"] == 30 and p["tokens_per_step"] == 10
+    assert p["tokens_per_s_median"] == 600.0 and p["steps_per_s_median"] == 60.0 and p["mfu_median"] == 0.25
+    assert p["steps_per_s_overall"] == pytest.approx(100.0) and p["graphs"] == 2
+    assert p["speedup_vs_h200_eager"] == [pytest.approx(60 / 45), pytest.approx(1.0)]
