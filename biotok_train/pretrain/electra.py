@@ -6,8 +6,9 @@
 * replacements are sampled from the generator's softmax with Gumbel noise
   (argmax(logits + G), temperature 1), under ``no_grad``: no gradient through sampling; the loop
   passes the predicted positions padded to a bucket size (``positions``), so the noise is drawn
-  over a static shape and the whole step compiles (``torch.rand_like`` cannot trace the
-  data-dependent shape of a boolean selection); the padding rows' samples are discarded;
+  over a static shape and the step compiles (with a boolean selection, the next step's other
+  number of masked tokens made torch.compile recompile with a symbolic shape, over which inductor
+  cannot lower ``torch.rand_like``); the padding rows' samples are discarded;
 * a sampled token equal to the original counts as *original* for the discriminator;
 * loss = MLM(generator) + 50 × BCE(discriminator over every non-padding token).
 """
