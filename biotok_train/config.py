@@ -37,6 +37,8 @@ SIZES: dict[str, dict[str, Shape]] = {
     },
 }
 OPTIMIZERS = ("adamw", "lamb")
+COMPILE = ("auto", "on", "off")  # PretrainConfig.compile: auto = on for CUDA, off on CPU
+COMPILE_MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
 SCHEDULES = ("linear", "cosine")
 
 
@@ -138,10 +140,13 @@ class PretrainConfig:
     optim: OptimConfig = OptimConfig()
     steps: int = 1000
     batch_size: int = 32  # sequences per device per micro-batch
+    batch_tokens: int = 0  # > 0: the micro-batch in tokens (batch_size = batch_tokens // the data's seq_len)
     grad_accum: int = 1
     seed: int = 0
-    bf16: bool = True  # autocast on CUDA only
-    compile: bool = False
+    bf16: bool = True  # bf16 autocast where supported: CUDA, a CPU with amx_bf16/avx512_bf16 (biotok_train.precision)
+    compile: str = "auto"  # "auto" (on for CUDA, off on CPU) | "on" | "off"; True/False read as on/off
+    compile_mode: str = "default"  # torch.compile mode: reduce-overhead = CUDA graphs
+    compile_backend: str = "inductor"  # torch.compile backend (aot_eager: graph capture without code generation)
     mask_prob: float = 0.15
     rtd_weight: float = 50.0
     generator_ratio: float = 1 / 3
@@ -159,8 +164,15 @@ class PretrainConfig:
         _check(arch in SIZES, f"unknown architecture {self.arch!r} (bert or albert)")
         _check(self.size in SIZES[arch], f"unknown size {self.size!r} (choose {', '.join(SIZES[arch])})")
         _at_least(self, ("steps", "batch_size", "grad_accum", "log_every"), 1)
-        _at_least(self, ("save_every",), 0)
+        _at_least(self, ("save_every", "batch_tokens"), 0)
         _check(0 < self.mask_prob < 1, "mask probability must be in (0, 1)")
+        if isinstance(self.compile, bool) or self.compile is None:  # a saved config, or compile=True in Python
+            object.__setattr__(self, "compile", {True: "on", False: "off", None: "auto"}[self.compile])
+        _check(self.compile in COMPILE, f"unknown --compile {self.compile!r} (one of {', '.join(COMPILE)})")
+        _check(self.compile_mode in COMPILE_MODES,
+               f"unknown --compile-mode {self.compile_mode!r} (one of {', '.join(COMPILE_MODES)})")
+        _check(self.compile_mode == "default" or self.compile_backend == "inductor",
+               f"--compile-mode {self.compile_mode} needs the inductor backend, not {self.compile_backend!r}")
         lr = ELECTRA_BASE_LR if self.objective == "electra" and self.size == "base" else PRETRAIN_LR
         object.__setattr__(self, "optim", _optim(self.optim, lr, PRETRAIN_WARMUP))
         check_numbers(self, {"seed": (0, SEED_MAX)})
@@ -211,6 +223,7 @@ class FinetuneConfig:
     threshold: float | None = None  # multi-label / multiple-choice sigmoid threshold; None: the task's
     threads: int = 0  # torch CPU threads (torch.set_num_threads) for the run; 0: torch's default
     report_to: str = "auto"  # "tensorboard" | "none" | "auto" (tensorboard when installed): OUT/tensorboard/
+    bf16: bool = True  # bf16 autocast where supported: CUDA, a CPU with amx_bf16/avx512_bf16 (biotok_train.precision)
 
     def __post_init__(self) -> None:
         _at_least(self, ("epochs", "batch_size", "patience"), 1)
@@ -291,6 +304,7 @@ class ProbeConfig:
     n_resamples: int = 2000
     confidence: float = 0.95
     report_to: str = "auto"  # "tensorboard" | "none" | "auto": OUT/runs/ARM/seedS/tensorboard/ (not in the recipe)
+    bf16: bool = True  # bf16 autocast where supported (biotok_train.precision); the recipe says so only when on
 
     def __post_init__(self) -> None:
         for name in ("tokenizers", "corpus", "heldout", "seeds"):
@@ -316,9 +330,12 @@ class ProbeConfig:
 
     def recipe(self) -> dict:
         """What decides a run's result (the tokenizer and the seed aside)."""
-        return {k: v for k, v in dataclasses.asdict(self).items()
-                if k not in ("tokenizers", "seeds", "tokens", "n_resamples", "confidence", "corpus", "heldout",
-                             "report_to")}
+        recipe = {k: v for k, v in dataclasses.asdict(self).items()
+                  if k not in ("tokenizers", "seeds", "tokens", "n_resamples", "confidence", "corpus", "heldout",
+                               "report_to")}
+        if not self.bf16:  # fp32: the recipe of every probe written before bf16, so those resume
+            recipe.pop("bf16")
+        return recipe
 
     def optim_config(self) -> OptimConfig:
         """AdamW, linear warm-up then linear decay, at this lr."""
@@ -454,7 +471,7 @@ class AblationConfig:
         """One pretraining run: MLM for ``budget`` steps, a fresh BERT of ``size`` or ``init_from``'s model."""
         return PretrainConfig(objective="mlm", arch="bert", size=size if size in SIZES["bert"] else "tiny",
                               steps=self.budget, batch_size=self.batch_size, optim=OptimConfig(lr=self.lr), seed=seed,
-                              init_from=None if init_from is None else str(init_from))
+                              init_from=None if init_from is None else str(init_from), compile="auto")
 
     def finetune_config(self, seed: int) -> FinetuneConfig:
         """The fine-tuning recipe for one seed."""
@@ -558,7 +575,8 @@ class PrepareConfig:
         check_numbers(self, {"seed": (0, SEED_MAX)})
 
 
-__all__ = ["AblationConfig", "ARMS", "BASE_SIZE", "BenchConfig", "ELECTRA_BASE_LR", "ENGINES", "EngineConfig", "FINETUNE_LR", "FINETUNE_WARMUP",
+__all__ = ["AblationConfig", "ARMS", "BASE_SIZE", "BenchConfig", "COMPILE", "COMPILE_MODES", "ELECTRA_BASE_LR", "ENGINES",
+           "EngineConfig", "FINETUNE_LR", "FINETUNE_WARMUP",
            "FinetuneConfig", "MAX_SEQ_LEN", "OptimConfig", "OPTIMIZERS", "PrepareConfig", "PRETRAIN_LR",
            "PRETRAIN_WARMUP", "PretrainConfig", "ProbeConfig", "RELATION_INPUTS", "SCHEDULES", "SCHEMES", "SIZES",
            "SUITES", "TRANSFER_METHODS", "TransferConfig"]

@@ -16,4 +16,9 @@ class OutOfMemoryAtStartError(BiotokError):
     """The first training step did not fit in accelerator memory; says which setting to lower."""
 
 
-__all__ = ["BiotokError", "ConfigError", "DataError", "TokenizerMismatchError", "OutOfMemoryAtStartError"]
+class CompileError(BiotokError):
+    """``torch.compile`` failed on the training step; says the root cause and to pass --no-compile."""
+
+
+__all__ = ["BiotokError", "CompileError", "ConfigError", "DataError", "TokenizerMismatchError",
+           "OutOfMemoryAtStartError"]

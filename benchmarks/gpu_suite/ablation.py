@@ -37,6 +37,36 @@ def toy_ner_task(corpus: Path, terms: Path, out: Path, max_sentences: int = 240)
     return out
 
 
+# The first GPU run's BERT-small arms (H200, eager, 64 x 128; benchmarks/results/gpu/h200-2026-11-27): the
+# issue's figure, 45-60 steps/s; the goal is the pretraining time per arm down at least 4x from there.
+H200_EAGER_STEPS_PER_S = (45.0, 60.0)
+
+
+def pretraining_speed(out: Path) -> list[dict]:
+    """Each pretraining run under ``out`` (its metrics.jsonl): its steps, the median tokens/s, steps/s and
+    MFU of its logged windows after the first (which holds compilation and warm-up), and its overall
+    steps/s (ablate's pauses between chunks included); against the first H200 run's eager arms."""
+    import json
+    import statistics
+
+    runs = []
+    for f in sorted(out.rglob("metrics.jsonl")):
+        rows = [json.loads(line) for line in f.read_text(encoding="utf-8").splitlines() if line.strip()]
+        if len(rows) < 2:
+            continue
+        first, last = rows[0], rows[-1]
+        overall = (last["step"] - first["step"]) / max(last["time"] - first["time"], 1e-9)
+        per_step = (last["tokens"] - first["tokens"]) / max(last["step"] - first["step"], 1)  # tokens a step
+        tps = statistics.median(r["tokens_per_s"] for r in rows[1:])
+        mfus = [r["mfu"] for r in rows[1:] if r.get("mfu") is not None]
+        runs.append({"run": str(f.parent.relative_to(out)), "steps": last["step"], "tokens_per_step": per_step,
+                     "tokens_per_s_median": tps, "steps_per_s_median": tps / per_step,
+                     "steps_per_s_overall": overall,  # with ablate's pauses between chunks (held-out scoring, saves)
+                     "mfu_median": statistics.median(mfus) if mfus else None, "graphs": last.get("graphs"),
+                     "speedup_vs_h200_eager": [tps / per_step / h for h in H200_EAGER_STEPS_PER_S]})
+    return runs
+
+
 def run_small_ablation(cfg: SuiteConfig, tokenizers: Sequence[str], corpus: str, task: str, work: Path) -> StepResult:
     """``biotok-train ablate`` with 2 vocabularies, one size, 1 seed; its table and numbers."""
     from biotok_train.ablate import run_ablation
@@ -57,4 +87,5 @@ def run_small_ablation(cfg: SuiteConfig, tokenizers: Sequence[str], corpus: str,
             for a in report.arms]
     return StepResult(status="passed", data={
         "size": cfg.ablation_size, "budget": cfg.ablation_budget, "task": task, "metric": report.tasks[task]["metric"],
-        "legs": legs, "verdicts": report.sentences, "table": report.markdown, "command": command_line(acfg, out)})
+        "legs": legs, "verdicts": report.sentences, "table": report.markdown, "command": command_line(acfg, out),
+        "pretraining": pretraining_speed(out), "h200_eager_steps_per_s": list(H200_EAGER_STEPS_PER_S), "goal_speedup": 4.0})

@@ -11,6 +11,7 @@ from typing import Sequence
 
 from benchmarks.gpu_suite.config import TOLERANCES, SuiteConfig
 from benchmarks.gpu_suite.results import StepResult
+from biotok_train.pretrain.compiled import root_cause
 
 
 @contextlib.contextmanager
@@ -84,10 +85,14 @@ def _trajectory(module, state: dict, batches: list[dict], device, steps: int, lr
     if compile_backend:
         torch._dynamo.reset()
         fn = torch.compile(module, backend=compile_backend)
+    from biotok_train.pretrain.feed import static_positions
+
     losses = []
     for s in range(steps):
+        batch = batches[s % len(batches)]
+        batch = {**batch, "positions": static_positions(batch["labels"])}  # the loop's static-shape path
         with torch.autocast(device.type, dtype=torch.bfloat16, enabled=bf16):
-            out = fn(**_to(batches[s % len(batches)], device))
+            out = fn(**_to(batch, device))
         out["loss"].backward()
         opt.step()
         opt.zero_grad(set_to_none=True)
@@ -158,27 +163,28 @@ def _packed_losses(module, state: dict, batch: dict, lengths: Sequence[int], pad
     return whole, joined
 
 
-def loop_smoke(data: Path, work: Path, device, compile_: bool) -> list[dict]:
+def loop_smoke(data: Path, work: Path, device, compile_: bool, backend: str = "inductor") -> list[dict]:
     """A few steps of the real loop (``pretrain``) per objective, bf16 and ``--compile`` as on a GPU run.
 
     The checks above drive the modules directly; this runs what ``biotok-train mlm/electra``
     runs, so a loop-only failure (e.g. a kernel that ``torch.compile`` cannot trace) shows too.
     """
     from biotok_train.config import OptimConfig, PretrainConfig
+    from biotok_train.precision import use_bf16
     from biotok_train.pretrain.loop import pretrain
 
     rows = []
     for objective, arch in (("mlm", "bert"), ("mlm", "albert"), ("electra", "bert")):
         name = "electra" if objective == "electra" else arch
         cfg = PretrainConfig(objective=objective, arch=arch, size="tiny", steps=3, batch_size=4,
-                             optim=OptimConfig(warmup=0.0), compile=compile_, bf16=True, log_every=1,
-                             device=str(device))
-        row = {"arch": name, "steps": 3, "compile": compile_, "bf16": device.type == "cuda", "error": None}
+                             optim=OptimConfig(warmup=0.0), compile="on" if compile_ else "off", bf16=True,
+                             compile_backend=backend, log_every=1, device=str(device))
+        row = {"arch": name, "steps": 3, "compile": compile_ and backend, "bf16": use_bf16(device), "error": None}
         try:
-            res = pretrain(data, cfg, work / f"smoke-{name}", progress=False)
+            res = pretrain(data, cfg, work / f"smoke-{name}", progress=False, force=True)  # a kept --work
             row.update(losses=res.losses, passed=all(math.isfinite(l) for l in res.losses))
         except Exception as e:  # reported, not raised: the other objectives still run
-            row.update(losses=None, passed=False, error=f"{type(e).__name__}: {str(e).splitlines()[0][:300]}")
+            row.update(losses=None, passed=False, error=root_cause(e)[:600])
         rows.append(row)
     return rows
 
@@ -212,12 +218,8 @@ def check_equivalence(cfg: SuiteConfig, data: Path, device, work: Path | None = 
     failed = [f"{c['arch']} {c['variant']}" for c in ran if not c["passed"]]
     smoke = []
     if work is not None:
-        # inductor on a CPU compiles for minutes per model: the dry run runs the loop eager
-        compile_loop = device.type == "cuda"
-        if not compile_loop:
-            skipped.append({"what": "loop --compile", "why": "on CPU the loop smoke runs eager (inductor compiles "
-                                                            "for minutes per model on 2 cores)"})
-        smoke = loop_smoke(data, work, device, compile_loop)
+        # the loop compiled with the checks' backend (aot_eager on a dry run: inductor compiles for minutes on a CPU)
+        smoke = loop_smoke(data, work, device, True, cfg.compile_backend)
         failed += [f"loop {r['arch']}" for r in smoke if not r["passed"]]
     notes = []
     if cfg.compile_backend != "inductor":
@@ -272,7 +274,7 @@ def _compare(ref: list[float], run, kw: dict, tolerance: float) -> dict:
     try:
         losses = run(**kw)
     except Exception as e:  # reported in the check, not raised: the other variants still run
-        return {"error": f"{type(e).__name__}: {str(e).splitlines()[0][:300]}", "passed": False,
+        return {"error": root_cause(e)[:600], "passed": False,
                 "max_rel_diff": None, "losses": None}
     diff = max(abs(a - b) / max(abs(a), 1e-12) for a, b in zip(ref, losses))
     return {"losses": losses, "max_rel_diff": diff, "passed": bool(math.isfinite(diff) and diff <= tolerance)}

@@ -93,18 +93,24 @@ def render_tables(results: Sequence[dict]) -> str:
     real = sorted((r for r in results if not r.get("dry_run")), key=lambda r: r["device"]["name"])
     if not real:
         return "No GPU run yet: `python -m benchmarks.gpu_suite` on a machine with one CUDA GPU writes these tables.\n"
-    lines = ["Throughput: `biotok-train mlm` vs HF `Trainer` + `DataCollatorForLanguageModeling`, same model, "
-             f"data, batch and steps (goals: ratio >= {GOAL_RATIO}, MFU >= {GOAL_MFU:.0%}; MFU from "
+    lines = ["Throughput: `biotok-train mlm` vs transformers' `Trainer` at its best (bf16, SDPA, eager or compiled "
+             "whichever is faster, pre-masked rows of the same batches in the same order, loader workers), the same "
+             "model, weights and tokens; the timed steps come after warm-up and after every compilation; step = "
+             f"median step time (goals: ratio >= {GOAL_RATIO}, MFU >= {GOAL_MFU:.0%}; MFU from "
              "6·N + 12·L·d·s FLOPs per token, see `flops_per_token`).", "",
-             "| GPU | model | seq | batch | biotok tokens/s | HF Trainer tokens/s | ratio | MFU biotok | MFU HF | goals met |",
+             "| GPU | model | seq | batch | biotok tokens/s (step) | Trainer tokens/s (step, mode) | ratio | MFU biotok "
+             "| MFU Trainer | goals met |",
              "|---|---|---|---|---|---|---|---|---|---|"]
     for r in real:
         tp = r["steps"].get("throughput", {})
         for run in tp.get("runs", []):
             met = "yes" if run.get("met_ratio") and run.get("met_mfu") else "no"
+            ms = {k: f" ({1000 * run[k]['median']:.1f} ms)" if run.get(k) else "" for k in ("biotok_step_s", "hf_step_s")}
+            mode = f", {run['hf_mode']}" if run.get("hf_mode") else ""
             lines.append(
                 f"| {r['device']['name']} | bert-{tp.get('size')} | {run['seq_len']} | {run['batch_size']} | "
-                f"{_num(run.get('biotok_tokens_per_s'))} | {_num(run.get('hf_tokens_per_s'))} | "
+                f"{_num(run.get('biotok_tokens_per_s'))}{ms['biotok_step_s']} | "
+                f"{_num(run.get('hf_tokens_per_s'))}{ms['hf_step_s'][:-1] + mode + ')' if ms['hf_step_s'] else ''} | "
                 f"**{run['ratio']:.2f}** | {_pct(run.get('biotok_mfu'))} | {_pct(run.get('hf_mfu'))} | {met} |")
         if tp.get("status") not in (None, "passed"):
             lines.append(f"| {r['device']['name']} | throughput {tp.get('status')}: {tp.get('why') or ''} |||||||||")

@@ -13,8 +13,9 @@ from pathlib import Path
 from typing import Sequence
 
 from benchmarks.gpu_suite.ablation import run_small_ablation, toy_ner_task
-from benchmarks.gpu_suite.config import REPO, SCHEMA, STEPS, SuiteConfig, config_from_args, field_of
+from benchmarks.gpu_suite.config import REPO, SCHEMA, STEPS, SuiteConfig, config_from_args, estimate_s, field_of
 from benchmarks.gpu_suite.equivalence import check_equivalence
+from benchmarks.gpu_suite.profile import profile_step
 from benchmarks.gpu_suite.results import StepResult, device_info, result_path, update_readme, versions, write_json
 from benchmarks.gpu_suite.throughput import measure_throughput
 
@@ -74,16 +75,20 @@ def _inputs(cfg: SuiteConfig, work: Path) -> tuple[str, str, tuple[str, ...], st
 
 
 def _timed(name: str, fn, *args) -> StepResult:
-    """Run one step; an exception becomes an 'error' result (the JSON is written whatever happens)."""
+    """Run one step; an exception becomes an 'error' result whose ``why`` is its root cause (the
+    last lines of the innermost exception), the JSON is written whatever happens."""
     import traceback
+
+    from biotok_train.pretrain.compiled import root_cause
 
     t0 = time.perf_counter()
     try:
         res = fn(*args)
     except Exception as e:  # noqa: BLE001 - the suite reports every failure in its JSON
         tb = traceback.format_exc().strip().splitlines()
-        res = StepResult(status="error", why=f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}",
-                         data={"traceback_tail": tb[-6:]})
+        res = StepResult(status="error", why=root_cause(e), data={"error": f"{type(e).__name__}: "
+                                                                           f"{str(e).splitlines()[0] if str(e) else ''}",
+                                                                  "traceback_tail": tb[-12:]})
     res.wall_s = time.perf_counter() - t0
     print(f"[gpu-suite] {name}: {res.status} in {res.wall_s:.0f} s" + (f" ({res.why})" if res.why else ""), flush=True)
     return res
@@ -105,6 +110,14 @@ def run_suite(cfg: SuiteConfig, argv: Sequence[str] | None = None) -> tuple[dict
     if device.type == "cuda":
         torch.backends.cuda.matmul.allow_tf32 = False  # the fp32 reference is true fp32
         torch.backends.cudnn.allow_tf32 = False
+    result = {
+        "schema": SCHEMA, "dry_run": cfg.dry_run, "passed": None, "complete": False,
+        "command": "python -m benchmarks.gpu_suite" + "".join(" " + shlex.quote(a) for a in (argv or [])),
+        "started_utc": started, "wall_s": 0.0, "device": info, "versions": versions(),
+        "config": {k: list(v) if isinstance(v, tuple) else v for k, v in dataclasses.asdict(cfg).items()},
+        "planned_s": None if cfg.dry_run else round(cfg.planned_s()), "inputs": {}, "skipped": [], "steps": {},
+    }
+    write_json(path, result, force=cfg.force)  # claimed now: a cut run keeps what it measured
     with contextlib.ExitStack() as stack:
         if cfg.work:
             work = Path(cfg.work)
@@ -112,36 +125,55 @@ def run_suite(cfg: SuiteConfig, argv: Sequence[str] | None = None) -> tuple[dict
         else:
             work = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="biotok-gpu-suite-")))
         tokenizer, corpus, tokenizers, task, skipped = _inputs(cfg, work)
-        steps: dict[str, dict] = {}
-        data = None
-        if "equivalence" in cfg.only:
-            from biotok_train.config import PrepareConfig
-            from biotok_train.pretrain.prepare import prepare
-
-            data = work / "data-check"
-            if not (data / "meta.json").is_file():
-                seq_len = cfg.ablation_seq_len if cfg.dry_run else 128
-                prepare([corpus], tokenizer, PrepareConfig(seq_len=seq_len, field_name=field_of(corpus, cfg.field_name)),
-                        data, progress=False)
-            steps["equivalence"] = _timed("equivalence", check_equivalence, cfg, data, device, work).to_dict()
-        if "throughput" in cfg.only:
-            steps["throughput"] = _timed("throughput", measure_throughput, cfg, tokenizer, corpus, work, device).to_dict()
-        if "ablation" in cfg.only:
-            steps["ablation"] = _timed("ablation", run_small_ablation, cfg, tokenizers, corpus, task, work).to_dict()
-    skipped += _skipped(cfg, steps)
-    ok = all(s["status"] == "passed" for s in steps.values())
-    result = {
-        "schema": SCHEMA, "dry_run": cfg.dry_run, "passed": ok,
-        "command": "python -m benchmarks.gpu_suite" + "".join(" " + shlex.quote(a) for a in (argv or [])),
-        "started_utc": started, "wall_s": round(time.perf_counter() - t0, 1), "device": info, "versions": versions(),
-        "config": {k: list(v) if isinstance(v, tuple) else v for k, v in dataclasses.asdict(cfg).items()},
-        "inputs": {"tokenizer": tokenizer, "corpus": corpus, "ablation_tokenizers": list(tokenizers), "task": task},
-        "skipped": skipped, "steps": steps,
-    }
-    write_json(path, result, force=cfg.force)
+        result["inputs"] = {"tokenizer": tokenizer, "corpus": corpus, "ablation_tokenizers": list(tokenizers),
+                            "task": task}
+        for name in [s for s in STEPS if s in cfg.only]:
+            left = cfg.minutes * 60 - (time.perf_counter() - t0)
+            if not cfg.dry_run and estimate_s(cfg, name) > left:
+                skipped.append({"what": name, "why": f"would not fit: ~{estimate_s(cfg, name):.0f} s estimated, "
+                                                     f"{max(0.0, left):.0f} s left of --minutes {cfg.minutes:g}"})
+                continue
+            result["steps"][name] = _run_step(name, cfg, device, work, tokenizer, corpus, tokenizers, task).to_dict()
+            result["wall_s"] = round(time.perf_counter() - t0, 1)
+            write_json(path, result, force=True)
+    steps = result["steps"]
+    result.update(skipped=skipped + _skipped(cfg, steps), complete=True, wall_s=round(time.perf_counter() - t0, 1),
+                  passed=bool(steps) and all(s["status"] == "passed" for s in steps.values()))
+    write_json(path, result, force=True)
     if cfg.update_readme and not cfg.dry_run:
         update_readme(cfg.readme, cfg.out)
     return result, path
+
+
+def _check_data(cfg: SuiteConfig, corpus: str, tokenizer: str, work: Path) -> Path:
+    """The prepared data of the equivalence and profile steps (the ablation's sequence length)."""
+    from biotok_train.config import PrepareConfig
+    from biotok_train.pretrain.prepare import prepare
+
+    data = work / "data-check"
+    if not (data / "meta.json").is_file():
+        seq_len = cfg.ablation_seq_len if cfg.dry_run else 128
+        prepare([corpus], tokenizer, PrepareConfig(seq_len=seq_len, field_name=field_of(corpus, cfg.field_name)),
+                data, progress=False)
+    return data
+
+
+def _run_step(name: str, cfg: SuiteConfig, device, work: Path, tokenizer: str, corpus: str,
+              tokenizers: tuple[str, ...], task: str) -> StepResult:
+    """One step of the suite, timed; its failure is a result, not an exception."""
+    if name == "throughput":
+        return _timed(name, measure_throughput, cfg, tokenizer, corpus, work, device)
+    if name == "ablation":
+        return _timed(name, run_small_ablation, cfg, tokenizers, corpus, task, work)
+    data = _check_data(cfg, corpus, tokenizer, work)
+    if name == "equivalence":
+        if device.type == "cuda":  # the fp32 reference is true fp32 (the Trainer turns TF32 on when it compiles)
+            import torch
+
+            torch.backends.cuda.matmul.allow_tf32 = False
+            torch.backends.cudnn.allow_tf32 = False
+        return _timed(name, check_equivalence, cfg, data, device, work)
+    return _timed(name, profile_step, cfg, data, device, work)
 
 
 def _skipped(cfg: SuiteConfig, steps: dict[str, dict]) -> list[dict]:

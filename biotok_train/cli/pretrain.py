@@ -11,7 +11,9 @@ import click
 
 from biotok.cli.options import default_of, field_option, force_option, progress_option
 from biotok_train.cli.options import report_to_option, stack
-from biotok_train.config import OPTIMIZERS, SCHEDULES, SIZES, OptimConfig, PrepareConfig, PretrainConfig
+from biotok_train.config import (
+    COMPILE_MODES, OPTIMIZERS, SCHEDULES, SIZES, OptimConfig, PrepareConfig, PretrainConfig,
+)
 
 _P = PretrainConfig()  # the defaults, its optimizer's included (lr: None, the run's default)
 _OPTIM_OPTIONS = {"optim": "name", "lr": "lr", "warmup": "warmup", "schedule": "schedule",
@@ -31,6 +33,8 @@ train_options = stack(
     click.option("--steps", type=int, default=_d("steps"), show_default=True, help="Optimizer steps."),
     click.option("--batch-size", type=int, default=_d("batch_size"), show_default=True,
                  help="Sequences per device per micro-batch."),
+    click.option("--batch-tokens", type=int, default=_d("batch_tokens"), show_default=True, metavar="N",
+                 help="The micro-batch in tokens instead (> 0: --batch-size = N // the data's sequence length)."),
     click.option("--grad-accum", type=int, default=_d("grad_accum"), show_default=True,
                  help="Micro-batches per optimizer step."),
     click.option("--lr", type=float, default=default_of(OptimConfig, "lr"),
@@ -45,8 +49,15 @@ train_options = stack(
     click.option("--out", "out", type=click.Path(path_type=str), default=None,
                  help="Run directory [runs/<objective>-<size>]."),
     click.option("--resume", is_flag=True, help="Continue the run saved in --out."),
-    click.option("--compile", "compile", is_flag=True, default=_d("compile"), help="torch.compile the model."),
-    click.option("--bf16/--no-bf16", default=_d("bf16"), show_default=True, help="bf16 autocast (CUDA only)."),
+    click.option("--compile/--no-compile", "compile", default=None,
+                 help="torch.compile the training step [auto: on CUDA for a fresh model, off on CPU, where "
+                      "inductor compiles for minutes]. A failure is one error line: rerun with --no-compile."),
+    click.option("--compile-mode", type=click.Choice(COMPILE_MODES), default=_d("compile_mode"), show_default=True,
+                 help="torch.compile mode: reduce-overhead replays the step as CUDA graphs (static shapes: packed "
+                      "rows, bucketed masked positions)."),
+    click.option("--bf16/--no-bf16", default=_d("bf16"), show_default=True,
+                 help="bf16 autocast where supported: CUDA, or a CPU with bf16 matrix units (amx_bf16, "
+                      "avx512_bf16); elsewhere fp32."),
     click.option("--log-every", type=int, default=_d("log_every"), show_default=True, help="Steps per metrics row."),
     click.option("--save-every", type=int, default=_d("save_every"), show_default=True,
                  help="Checkpoint every N steps (0: at the end and on Ctrl-C)."),

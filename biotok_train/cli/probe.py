@@ -41,6 +41,8 @@ def _d(name: str):
               help="Train and score every arm on the same text, lowercased / stripped of accents when one "
                    "tokenizer discards case / accents.")
 @field_option
+@click.option("--bf16/--no-bf16", default=_d("bf16"), show_default=True,
+              help="bf16 autocast where supported (a CPU with amx_bf16 or avx512_bf16, CUDA); elsewhere fp32.")
 @click.option("--n-resamples", type=int, default=_d("n_resamples"), show_default=True, help="Bootstrap resamples.")
 @report_to_option
 @click.option("--out", required=True, type=click.Path(path_type=str),

@@ -150,13 +150,17 @@ def _prepare(tok: BiotokTokenizer, samples: Sequence[WordSample], max_length: in
     return items, mask_id
 
 
-def beam_fill(model, items: Sequence[_Item], beam: int, pad_id: int, banned: Sequence[int] = (), batch_size: int = 32) -> list[list[tuple[int, ...]]]:
+def beam_fill(model, items: Sequence[_Item], beam: int, pad_id: int, banned: Sequence[int] = (), batch_size: int = 32,
+              bf16: bool = True) -> list[list[tuple[int, ...]]]:
     """For each item, the ``beam`` best piece sequences for its masked positions, best first.
 
     Left to right: at step j every hypothesis fills positions < j with its pieces (later ones
-    stay masked) and is extended by the ``beam`` most probable pieces at position j.
+    stay masked) and is extended by the ``beam`` most probable pieces at position j. ``bf16``:
+    the forward passes under bf16 autocast where supported, the log-softmax in fp32.
     """
     import torch
+
+    from biotok_train.precision import autocast  # lazy: imports torch
 
     device = next(model.parameters()).device if any(True for _ in model.parameters()) else torch.device("cpu")
     out: list[list[tuple[int, ...]]] = []
@@ -180,7 +184,7 @@ def beam_fill(model, items: Sequence[_Item], beam: int, pad_id: int, banned: Seq
             for r, ids in enumerate(rows):
                 x[r, : len(ids)] = torch.tensor(ids)
                 att[r, : len(ids)] = 1
-            with torch.no_grad():
+            with torch.no_grad(), autocast(device, bf16):
                 logits = model(input_ids=x.to(device), attention_mask=att.to(device)).logits
             pos = torch.tensor([group[g].positions[step] for g, _ in owners], device=logits.device)
             lp = torch.log_softmax(logits[torch.arange(len(rows), device=logits.device), pos].float(), dim=-1)
@@ -201,9 +205,10 @@ def beam_fill(model, items: Sequence[_Item], beam: int, pad_id: int, banned: Seq
 
 def masked_word_accuracy(
     model, tok: BiotokTokenizer, samples: Sequence[WordSample], ks: Sequence[int] = KS,
-    *, max_length: int = 512, batch_size: int = 32, name: str = "",
+    *, max_length: int = 512, batch_size: int = 32, name: str = "", bf16: bool = True,
 ) -> MlmResult:
-    """Top-k whole-word accuracy of ``model`` (any module returning ``.logits``) on ``samples``."""
+    """Top-k whole-word accuracy of ``model`` (any module returning ``.logits``) on ``samples``
+    (``bf16``: autocast where supported, :mod:`biotok_train.precision`)."""
     if batch_size < 1:
         raise ConfigError("--batch-size must be at least 1")
     cfg = getattr(model, "config", None)
@@ -213,7 +218,7 @@ def masked_word_accuracy(
     if not scored:
         raise ConfigError("no sampled word could be scored with this tokenizer")
     model.eval()
-    beams = beam_fill(model, scored, max(ks), frame_ids(tok)[2], sorted(tok.special_ids), batch_size)
+    beams = beam_fill(model, scored, max(ks), frame_ids(tok)[2], sorted(tok.special_ids), batch_size, bf16)
     acc = {k: sum(it.gold in b[:k] for it, b in zip(scored, beams)) / len(scored) for k in ks}
     found = iter([b.index(it.gold) + 1 if it.gold in b else 0 for it, b in zip(scored, beams)])
     ranks = tuple(-1 if it is None else next(found) for it in items)

@@ -228,7 +228,7 @@ class _Run:
         examples = getattr(self.dataset, split)
         batch = self.config.batch_size * EVAL_BATCH_FACTOR
         return _evaluate(self.model, self.task, examples, self.features[split], self.labels,
-                         frame_ids(self.tok)[2], batch)
+                         frame_ids(self.tok)[2], batch, bf16=self.config.bf16)
 
     def train(self, shown: Progress) -> None:
         """Epochs of length-grouped batches, dev scored after each, until early stopping or the step cap."""
@@ -253,6 +253,7 @@ class _Run:
     def _epoch(self, order: list[int], shown: Progress) -> list[float]:
         """One pass over the training features in ``order`` (stopping at the planned steps); the losses."""
         from biotok_train.optim import clip_and_step
+        from biotok_train.precision import autocast  # lazy: imports torch
 
         self.model.train()
         device = next(self.model.parameters()).device
@@ -264,7 +265,8 @@ class _Run:
             if self.step >= self.total:
                 break
             batch = self.task.collate([feats[i] for i in order[b : b + size]], pad)
-            loss, _ = _forward(self.model, self.task, _to(batch, device))
+            with autocast(device, self.config.bf16):
+                loss, _ = _forward(self.model, self.task, _to(batch, device))
             loss.backward()
             clip_and_step(self.model, self.optimizer, self.scheduler, max_norm)
             losses.append(float(loss.detach()))
@@ -361,18 +363,21 @@ def _forward(model, task: Task, batch: dict):
 
 
 def predict(model, task: Task, tok: BiotokTokenizer, examples: Sequence, labels: list[str], max_length: int,
-            batch_size: int = 32 * EVAL_BATCH_FACTOR) -> tuple[list, float]:
-    """The task's predictions for ``examples`` and the mean loss over their features."""
+            batch_size: int = 32 * EVAL_BATCH_FACTOR, bf16: bool = True) -> tuple[list, float]:
+    """The task's predictions for ``examples`` and the mean loss over their features (``bf16``:
+    autocast where supported, :mod:`biotok_train.precision`)."""
     features = task.encode(tok, examples, labels, max_length)
-    return _evaluate(model, task, examples, features, labels, frame_ids(tok)[2], batch_size)
+    return _evaluate(model, task, examples, features, labels, frame_ids(tok)[2], batch_size, bf16=bf16)
 
 
 def _evaluate(model, task: Task, examples: Sequence, features: list, labels: list[str], pad: int,
-              batch_size: int) -> tuple[list, float]:
+              batch_size: int, bf16: bool = True) -> tuple[list, float]:
     """Predictions and mean loss (per feature) under ``torch.inference_mode``, in batches of
     similar lengths (sorted, longest first; padding to each batch's longest only), the logits put
     back in the features' order for :meth:`Task.decode`."""
     import torch
+
+    from biotok_train.precision import autocast  # lazy: imports torch
 
     device = next(model.parameters()).device
     model.eval()
@@ -382,7 +387,8 @@ def _evaluate(model, task: Task, examples: Sequence, features: list, labels: lis
     with torch.inference_mode():
         for b in range(0, len(order), batch_size):
             sel = order[b : b + batch_size]
-            loss, out = _forward(model, task, _to(task.collate([features[i] for i in sel], pad), device))
+            with autocast(device, bf16):
+                loss, out = _forward(model, task, _to(task.collate([features[i] for i in sel], pad), device))
             total += float(loss) * len(sel)
             for i, row in zip(sel, out.float().cpu().unbind(0)):
                 logits[i] = row

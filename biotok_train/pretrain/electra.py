@@ -4,7 +4,11 @@
 * generator and discriminator share all embeddings (token, position, type, LayerNorm);
   the generator's output layer is tied to the token embeddings;
 * replacements are sampled from the generator's softmax with Gumbel noise
-  (argmax(logits + G), temperature 1), under ``no_grad``: no gradient through sampling;
+  (argmax(logits + G), temperature 1), under ``no_grad``: no gradient through sampling; the loop
+  passes the predicted positions padded to a bucket size (``positions``), so the noise is drawn
+  over a static shape and the step compiles (with a boolean selection, the next step's other
+  number of masked tokens made torch.compile recompile with a symbolic shape, over which inductor
+  cannot lower ``torch.rand_like``); the padding rows' samples are discarded;
 * a sampled token equal to the original counts as *original* for the discriminator;
 * loss = MLM(generator) + 50 × BCE(discriminator over every non-padding token).
 """
@@ -14,6 +18,8 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 from torch import nn
+
+from biotok_train.pretrain.feed import accuracy, select_positions
 
 
 def gumbel_sample(logits: torch.Tensor, generator: torch.Generator | None = None) -> torch.Tensor:
@@ -36,17 +42,16 @@ class ElectraModule(nn.Module):
         self.generator.generator_lm_head.weight = self.discriminator.electra.embeddings.word_embeddings.weight
         self.rtd_weight = rtd_weight
 
-    def forward(self, input_ids, attention_mask, token_type_ids, labels, sop_labels=None, original_ids=None):
+    def forward(self, input_ids, attention_mask, token_type_ids, labels, sop_labels=None, original_ids=None,
+                positions=None):
         gen_hidden = self.generator.electra(input_ids=input_ids, attention_mask=attention_mask,
                                             token_type_ids=token_type_ids)[0]
-        sel = labels != -100
-        y = labels[sel]
-        logits = self.generator.generator_lm_head(self.generator.generator_predictions(gen_hidden[sel]))
+        h, y = select_positions(gen_hidden, labels, positions)
+        logits = self.generator.generator_lm_head(self.generator.generator_predictions(h))
         mlm = F.cross_entropy(logits.float(), y)
         with torch.no_grad():
             sampled = gumbel_sample(logits.detach())
-            corrupted = original_ids.clone()
-            corrupted[sel] = sampled
+            corrupted = _replace(original_ids, labels, sampled, y, positions)
             replaced = (corrupted != original_ids).float()
         disc_logits = self.discriminator(input_ids=corrupted, attention_mask=attention_mask,
                                          token_type_ids=token_type_ids).logits
@@ -56,6 +61,18 @@ class ElectraModule(nn.Module):
         loss = mlm + self.rtd_weight * disc
         with torch.no_grad():
             disc_acc = (((disc_logits > 0).float() == replaced).float() * weight).sum() / weight.sum()
-            gen_acc = (logits.argmax(-1) == y).float().mean()
+            gen_acc = accuracy(logits, y)
         return {"loss": loss, "mlm_loss": mlm.detach(), "mlm_acc": gen_acc, "rtd_loss": disc.detach(),
-                "rtd_acc": disc_acc, "replaced": replaced.sum() / sel.sum()}
+                "rtd_acc": disc_acc, "replaced": replaced.sum() / (labels != -100).sum().clamp(min=1)}
+
+
+def _replace(original_ids, labels, sampled, y, positions):
+    """``original_ids`` with the sampled tokens at the predicted positions (a padding position of
+    ``positions``, label -100, keeps its original token)."""
+    if positions is None:
+        corrupted = original_ids.clone()
+        corrupted[labels != -100] = sampled
+        return corrupted
+    flat = original_ids.flatten()
+    values = torch.where(y != -100, sampled, flat.index_select(0, positions))
+    return flat.scatter(0, positions, values).view_as(original_ids)

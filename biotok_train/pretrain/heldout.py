@@ -26,6 +26,7 @@ from biotok_train import stats as S
 from biotok_train.errors import TokenizerMismatchError
 from biotok_train.pretrain.masking import select
 from biotok_train.pretrain.packed import PackedData
+from biotok_train.precision import autocast
 
 EVAL_SEED = 1234  # masking of held-out data: the same positions for every model and run
 MAX_SEQUENCES = 2000  # held-out sequences scored at most (the first ones)
@@ -109,9 +110,10 @@ def masked_logits(module, input_ids, attention_mask, token_type_ids, sel):
 @torch.no_grad()
 def evaluate_heldout(module, heldout: PackedData, counts: np.ndarray, *, mask_prob: float = 0.15, wwm: bool = False,
                      batch_size: int = 32, device: torch.device | str = "cpu",
-                     max_sequences: int = MAX_SEQUENCES) -> HeldoutMLM:
+                     max_sequences: int = MAX_SEQUENCES, bf16: bool = True) -> HeldoutMLM:
     """Score ``module`` on the first ``max_sequences`` sequences of ``heldout`` (every selected
-    position replaced by [MASK]); ``counts``: :func:`unigram_counts` of the training data."""
+    position replaced by [MASK]); ``counts``: :func:`unigram_counts` of the training data;
+    ``bf16``: autocast where supported (:mod:`biotok_train.precision`), the loss in fp32."""
     if len(counts) != heldout.vocab_size:
         raise TokenizerMismatchError(f"held-out data {heldout.path} has a vocabulary of {heldout.vocab_size}, the "
                                      f"training data {len(counts)}: prepare both with the same tokenizer")
@@ -127,8 +129,10 @@ def evaluate_heldout(module, heldout: PackedData, counts: np.ndarray, *, mask_pr
             b = heldout.batch(np.arange(start, min(n, start + batch_size)))
             sel = select(b.word_starts, b.special, prob=mask_prob, wwm=wwm, generator=g)
             x = b.input_ids.masked_fill(sel, heldout.mask_id)
-            logits = masked_logits(module, x.to(device), b.attention_mask.to(device), b.token_type_ids.to(device),
-                                   sel.to(device)).float()
+            with autocast(device, bf16):
+                logits = masked_logits(module, x.to(device), b.attention_mask.to(device),
+                                       b.token_type_ids.to(device), sel.to(device))
+            logits = logits.float()
             y = b.input_ids[sel]
             nll = F.cross_entropy(logits, y.to(device), reduction="none").double().cpu().numpy()
             hits = (logits.argmax(-1).cpu() == y).double().numpy()

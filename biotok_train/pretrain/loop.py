@@ -10,6 +10,8 @@ Read :func:`pretrain` first: setup, step, log and save are the named functions b
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import functools
 import json
 import math
 import signal
@@ -28,7 +30,12 @@ from biotok_train.hf_models import save_hf_tokenizer
 from biotok_train.optim import build, clip_and_step
 from biotok_train.pretrain import checkpoint as ckpt
 from biotok_train.pretrain import distributed as D
+from biotok_train.pretrain.compiled import (
+    compile_enabled, compile_error, compile_module, graphs_compiled, is_compile_error,
+)
+from biotok_train.pretrain.feed import Feed, mask_generator, masked_batch
 from biotok_train.pretrain.masking import mask_tokens
+from biotok_train.precision import autocast
 from biotok_train.pretrain.models import Vocab, build as build_model, count_params
 from biotok_train.pretrain.packed import PackedData
 from biotok_train.pretrain.flops import mfu, module_flops_per_token, peak_tflops
@@ -95,6 +102,7 @@ def pretrain(
             _save(run, end, D.rank_digests(run.module, run.dist))
         heldout = _evaluate_heldout(run, end) if config.heldout and run.dist.main else None
     finally:
+        run.feed.close()
         D.teardown(run.dist)
     tps = log.run_tokens / log.elapsed if log.elapsed > 0 and log.run_tokens else 0.0
     return PretrainResult(out=run.out, steps=end, final_loss=run.losses[-1] if run.losses else math.nan,
@@ -110,7 +118,7 @@ def _evaluate_heldout(run: "_Run", step: int) -> dict:
 
     cfg = run.config
     h = evaluate_heldout(run.module, PackedData(cfg.heldout), unigram_counts(run.packed), mask_prob=cfg.mask_prob,
-                         wwm=cfg.wwm, batch_size=cfg.batch_size, device=run.dist.device)
+                         wwm=cfg.wwm, batch_size=cfg.batch_size, device=run.dist.device, bf16=cfg.bf16)
     result = {"step": step, "heldout": str(cfg.heldout), "objective": cfg.objective,
               "model": "generator" if run.electra else cfg.arch, **h.summary()}
     with atomic_file(run.out / "heldout.json", force=True) as tmp:
@@ -140,6 +148,8 @@ class _Run:
     n_params: int = 0
     peak: float | None = None  # TFLOP/s (None: no MFU)
     flops_per_token: float = 0.0  # training FLOPs per token (biotok_train.pretrain.flops)
+    feed: Feed | None = None  # the micro-batches, built one ahead (biotok_train.pretrain.feed)
+    compiled: bool = False  # train_module is torch.compile'd
 
     @property
     def per_step(self) -> int:
@@ -154,6 +164,8 @@ def _setup(data: str | Path, config: PretrainConfig, out: Path, resume: bool, fo
     """Open the data, join the process group, and build the run (torn down again if that fails)."""
     D.check_device(config.device)  # --device against what torch sees, before any work
     packed = PackedData(data)  # raises DataError for a missing, broken or truncated directory
+    if config.batch_tokens:  # the batch in tokens: sequences of this data's length
+        config = dataclasses.replace(config, batch_size=max(1, config.batch_tokens // packed.seq_len))
     load_data_tokenizer(data)  # the stored tokenizer must match meta.json
     if config.heldout is not None:  # checked now, not after the training
         held = PackedData(config.heldout)
@@ -184,7 +196,8 @@ def _check_out(out: Path, resume: bool, force: bool = False, inputs: list = ()) 
     check_can_create(out / ckpt.RUN_META)
     if resume or not out.is_dir() or not any(out.iterdir()):
         return False
-    if not ((out / ckpt.RUN_META).is_file() or (out / ckpt.STATE).is_file()):
+    # metrics.jsonl alone: a run that stopped before its first save (e.g. a compile error at step 1)
+    if not ((out / ckpt.RUN_META).is_file() or (out / ckpt.STATE).is_file() or (out / "metrics.jsonl").is_file()):
         raise OutputExistsError(f"{out} is not empty and is not a biotok pretraining run (no {ckpt.RUN_META} "
                                 "inside); choose another --out")
     if not force:
@@ -238,8 +251,9 @@ def _build(packed: PackedData, d: D.Dist, config: PretrainConfig, out: Path, res
 
         device_ids = [d.device.index] if d.device.type == "cuda" else None
         run.train_module = run.ddp_module = DDP(module, device_ids=device_ids)
-    if config.compile:
-        run.train_module = torch.compile(run.train_module)
+    if compile_enabled(config, d.device):
+        run.train_module, run.compiled = compile_module(run.train_module, config), True
+    run.feed = Feed(functools.partial(_make_micro_batch, run), d.device, ahead=d.device.type == "cuda")
     module.train()
     return run
 
@@ -268,34 +282,32 @@ def _mfu(run: _Run, tokens_per_second: float) -> float | None:
 
 
 # --- step ------------------------------------------------------------------------------------
-def _mask_generator(seed: int, step: int, micro: int, rank: int) -> torch.Generator:
-    g = torch.Generator()
-    g.manual_seed((seed * 1_000_003 + step * 7_919 + micro * 104_729 + rank * 15_485_863) % (2**63))
-    return g
+_mask_generator = mask_generator  # the name tests and older callers use
+
+
+def _make_micro_batch(run: _Run, key: tuple[int, int]) -> tuple[dict[str, torch.Tensor], int]:
+    """The masked inputs (CPU) of micro-batch ``key`` = (step, micro), and its number of real tokens."""
+    step, micro = key
+    cfg, d = run.config, run.dist
+    # samples consumed so far (kept across resumes, even with another world size)
+    pos = run.base_position + (step - run.start) * run.per_step + (micro * d.world + d.rank) * cfg.batch_size
+    return masked_batch(run.packed, pos, cfg.batch_size, seed=cfg.seed, step=step, micro=micro, rank=d.rank,
+                        objective=cfg.objective, arch=cfg.arch, mask_prob=cfg.mask_prob, wwm=cfg.wwm,
+                        mask=mask_tokens)  # looked up here: tests wrap loop.mask_tokens
 
 
 def _micro_batch(run: _Run, step: int, micro: int) -> tuple[dict[str, torch.Tensor], int]:
-    """The masked inputs of one micro-batch on the device, and its number of real tokens."""
-    cfg, d, packed = run.config, run.dist, run.packed
-    # samples consumed so far (kept across resumes, even with another world size)
-    pos = run.base_position + (step - run.start) * run.per_step + (micro * d.world + d.rank) * cfg.batch_size
-    sop = cfg.objective == "mlm" and cfg.arch == "albert"
-    batch = packed.batch(packed.indices(pos, cfg.batch_size, cfg.seed), sop=sop, seed=cfg.seed)
-    m = mask_tokens(batch.input_ids, batch.word_starts, batch.special,
-                    mask_id=packed.mask_id, vocab_size=packed.vocab_size, prob=cfg.mask_prob, wwm=cfg.wwm,
-                    mask_frac=0.85 if run.electra else 0.8, random_frac=0.0 if run.electra else 0.1,
-                    generator=_mask_generator(cfg.seed, step, micro, d.rank))
-    nb = d.device.type == "cuda"
-    inputs = dict(input_ids=m.input_ids, attention_mask=batch.attention_mask, token_type_ids=batch.token_type_ids,
-                  labels=m.labels, sop_labels=batch.sop_labels, original_ids=batch.input_ids)
-    return {k: v.to(d.device, non_blocking=nb) for k, v in inputs.items()}, batch.num_tokens
+    """The masked inputs of one micro-batch on the device, and its number of real tokens; the next
+    micro-batch is built meanwhile (on CUDA)."""
+    last = micro + 1 == run.config.grad_accum
+    nxt = None if last and step + 1 >= run.config.steps else ((step + 1, 0) if last else (step, micro + 1))
+    return run.feed.get((step, micro), nxt)
 
 
 def _train_step(run: _Run, step: int) -> tuple[dict[str, torch.Tensor], int]:
     """Forward/backward over the micro-batches, then one optimizer step; returns the step's
     metrics (device tensors, averaged over micro-batches) and its tokens over all ranks."""
     cfg, d = run.config, run.dist
-    use_bf16 = cfg.bf16 and d.device.type == "cuda"
     metrics: dict[str, torch.Tensor] = {}
     tokens = 0
     for micro in range(cfg.grad_accum):
@@ -304,7 +316,9 @@ def _train_step(run: _Run, step: int) -> tuple[dict[str, torch.Tensor], int]:
         sync = micro == cfg.grad_accum - 1 or not d.enabled
         ctx = contextlib.nullcontext() if sync else run.ddp_module.no_sync()
         try:
-            with ctx, torch.autocast(d.device.type, dtype=torch.bfloat16, enabled=use_bf16):
+            if run.compiled and cfg.compile_mode in ("reduce-overhead", "max-autotune"):
+                torch.compiler.cudagraph_mark_step_begin()  # a new iteration for the CUDA graph trees
+            with ctx, autocast(d.device, cfg.bf16):
                 outputs = run.train_module(**inputs)
                 loss = outputs["loss"] / cfg.grad_accum
             loss.backward()
@@ -315,6 +329,10 @@ def _train_step(run: _Run, step: int) -> tuple[dict[str, torch.Tensor], int]:
                     f"seq {run.packed.seq_len}): lower --batch-size (raise --grad-accum to keep the batch), "
                     "or use --size small or data prepared with --seq-len 128"
                 ) from e
+            raise
+        except Exception as e:
+            if run.compiled and is_compile_error(e):
+                raise compile_error(e, cfg) from e
             raise
         for k, v in outputs.items():
             metrics[k] = metrics.get(k, 0) + v.detach().float() / cfg.grad_accum
@@ -372,6 +390,8 @@ class _Log:
                      **{k: v / len(self.pending) for k, v in sums.items()}}
         row.update(lr=run.scheduler.get_last_lr()[0], tokens_per_s=tps, tokens=run.tokens_seen, time=time.time(),
                    mfu=_mfu(run, tps))
+        if run.compiled:
+            row["graphs"] = graphs_compiled()
         if self.file is not None:
             self.file.write(json.dumps(row) + "\n")
             self.file.flush()

@@ -15,6 +15,7 @@ from torch import nn
 
 from biotok.errors import ConfigError
 from biotok_train.config import SIZES, Shape
+from biotok_train.pretrain.feed import accuracy, select_positions
 
 @dataclass(frozen=True)
 class Vocab:
@@ -89,11 +90,6 @@ def count_params(module: nn.Module, *, embeddings: bool = True) -> int:
     return total
 
 
-def _select(hidden: torch.Tensor, labels: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    sel = labels != -100
-    return hidden[sel], labels[sel]
-
-
 class MLMModule(nn.Module):
     """BERT (or RoBERTa/CamemBERT, continued with ``--init-from``) MLM, or ALBERT MLM +
     sentence-order prediction; loss only at selected positions."""
@@ -105,11 +101,12 @@ class MLMModule(nn.Module):
         # RoBERTa-style models have one token type: segment B is fed as type 0
         self.one_type = int(getattr(model.config, "type_vocab_size", 2)) < 2
 
-    def forward(self, input_ids, attention_mask, token_type_ids, labels, sop_labels=None, original_ids=None):
+    def forward(self, input_ids, attention_mask, token_type_ids, labels, sop_labels=None, original_ids=None,
+                positions=None):
         if self.arch == "albert":
             out = self.model.albert(input_ids=input_ids, attention_mask=attention_mask,
                                     token_type_ids=token_type_ids)
-            h, y = _select(out[0], labels)
+            h, y = select_positions(out[0], labels, positions)
             logits = self.model.predictions(h)
             mlm = F.cross_entropy(logits.float(), y)
             sop_logits = self.model.sop_classifier(out[1])
@@ -122,12 +119,11 @@ class MLMModule(nn.Module):
                 token_type_ids = torch.zeros_like(token_type_ids)
             hidden = self.model.base_model(input_ids=input_ids, attention_mask=attention_mask,
                                            token_type_ids=token_type_ids)[0]
-            h, y = _select(hidden, labels)
+            h, y = select_positions(hidden, labels, positions)
             logits = self.model.cls(h) if self.arch == "bert" else self.model.lm_head(h)
             loss = mlm = F.cross_entropy(logits.float(), y)
             extra = {}
-        acc = (logits.argmax(-1) == y).float().mean()
-        return {"loss": loss, "mlm_loss": mlm.detach(), "mlm_acc": acc.detach(), **extra}
+        return {"loss": loss, "mlm_loss": mlm.detach(), "mlm_acc": accuracy(logits, y).detach(), **extra}
 
 
 def build(objective: str, arch: str, size: str, vocab: Vocab, seq_len: int, *,

@@ -17,6 +17,7 @@ import torch
 import torch.nn.functional as F
 
 from biotok_train.config import ProbeConfig
+from biotok_train.precision import autocast
 
 EVAL_BATCH = 16  # windows per forward pass when scoring
 LOG_POINTS = 20  # training-loss points kept per run (for the plot)
@@ -30,7 +31,9 @@ def build_model(cfg: ProbeConfig, vocab_size: int, seed: int):
                         n_head=cfg.heads, n_inner=4 * cfg.hidden, resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0,
                         bos_token_id=vocab_size - 1, eos_token_id=vocab_size - 1, tie_word_embeddings=True)
     torch.manual_seed(seed)
-    return GPT2LMHeadModel(config)
+    model = GPT2LMHeadModel(config)
+    model.biotok_bf16 = cfg.bf16  # read by train and doc_bits: the precision travels with the model
+    return model
 
 
 @dataclass
@@ -71,7 +74,8 @@ def train(model, stream: np.ndarray, cfg: ProbeConfig, seed: int) -> TrainStats:
     for step in range(cfg.steps):
         idx = order[step * cfg.batch_size:(step + 1) * cfg.batch_size]
         x = torch.from_numpy(blocks[idx])
-        loss = model(input_ids=x, labels=x).loss
+        with autocast("cpu", cfg.bf16):
+            loss = model(input_ids=x, labels=x).loss
         loss.backward()
         clip_and_step(model, optimizer, scheduler, 1.0)
         window.append(loss.detach())
@@ -102,9 +106,12 @@ def windows(n: int, length: int) -> list[tuple[int, int, int]]:
 
 
 @torch.no_grad()
-def doc_bits(model, docs: Sequence[np.ndarray], boundary: int, seq_len: int) -> np.ndarray:
+def doc_bits(model, docs: Sequence[np.ndarray], boundary: int, seq_len: int, bf16: bool | None = None) -> np.ndarray:
     """Each document's negative log-likelihood of its pieces in bits, given the boundary id before
-    it (windows of ``seq_len`` ids; longer documents are scored with a sliding window)."""
+    it (windows of ``seq_len`` ids; longer documents are scored with a sliding window). ``bf16``
+    None: the model's own setting (:func:`build_model`), autocast where supported; the
+    log-softmax is fp32 either way."""
+    bf16 = getattr(model, "biotok_bf16", False) if bf16 is None else bf16
     jobs: list[tuple[int, np.ndarray, int]] = []  # (doc, window ids, first scored position in the window)
     for i, d in enumerate(docs):
         seq = np.concatenate([np.array([boundary], dtype=np.int64), d])
@@ -120,7 +127,9 @@ def doc_bits(model, docs: Sequence[np.ndarray], boundary: int, seq_len: int) -> 
         for r, (_, w, _) in enumerate(chunk):
             x[r, :len(w)] = torch.from_numpy(w)
             att[r, :len(w)] = 1
-        logp = F.log_softmax(model(input_ids=x, attention_mask=att).logits.float(), dim=-1)
+        with autocast("cpu", bf16):
+            logits = model(input_ids=x, attention_mask=att).logits
+        logp = F.log_softmax(logits.float(), dim=-1)
         # position t predicts id t + 1
         nll = -logp[:, :-1].gather(-1, x[:, 1:, None]).squeeze(-1).double()
         for r, (doc, w, first) in enumerate(chunk):

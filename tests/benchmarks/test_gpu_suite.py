@@ -24,7 +24,7 @@ def test_the_suite_uses_the_one_mfu_formula_and_peak_table():
 
 def test_config_from_args():
     cfg = G.config_from_args([])
-    assert cfg == G.SuiteConfig() and cfg.seq_lens == (128, 512) and cfg.size == "base"
+    assert cfg == G.SuiteConfig() and cfg.seq_lens == (128,) and cfg.size == "base" and cfg.minutes == 8
     toy = G.config_from_args(["--dry-run", "--out", "x"])
     assert toy.dry_run and toy.size == "tiny" and toy.compile_backend == "aot_eager" and not toy.compile
     assert toy.out == "x"
@@ -161,3 +161,92 @@ def test_dry_run_on_cpu(tmp_path):
     assert "compile" in whys and "toy" in whys
     # the README is never touched by a dry run
     assert "proc" and not (out / "README.md").exists()
+
+
+def test_the_default_run_fits_8_minutes_by_the_measured_times():
+    cfg = G.config_from_args([])
+    assert cfg.planned_s() <= 8 * 60 and cfg.ablation_budget >= 200
+    assert [s for s in G.STEPS] == ["throughput", "equivalence", "profile", "ablation"]
+    more = G.config_from_args(["--minutes", "16"])
+    assert more.seq_lens == (128, 512) and more.check_steps == 6 and more.planned_s() <= 16 * 60
+    assert more.ablation_budget > cfg.ablation_budget
+    mine = G.config_from_args(["--minutes", "16", "--seq-lens", "128", "--batch-sizes", "64", "--ablation-budget", "300"])
+    assert mine.seq_lens == (128,) and mine.batch_sizes == (64,) and mine.ablation_budget == 300  # explicit sizes win
+
+
+def _fake_inputs(cfg, work):
+    return "tok", "corpus", ("a", "b"), "task", []
+
+
+def test_the_json_is_written_after_every_step_and_a_cut_run_keeps_it(tmp_path, monkeypatch):
+    from benchmarks.gpu_suite import run as R
+
+    done = []
+
+    def step(name, cfg, *a):
+        if name == "profile":
+            raise KeyboardInterrupt  # the slot ends here
+        done.append(name)
+        return G.StepResult(status="passed", data={"n": len(done)})
+
+    monkeypatch.setattr(R, "_inputs", _fake_inputs)
+    monkeypatch.setattr(R, "_run_step", step)
+    cfg = G.SuiteConfig(dry_run=True, out=str(tmp_path / "out"), device="cpu", update_readme=False)
+    with pytest.raises(KeyboardInterrupt):
+        R.run_suite(cfg)
+    r = json.loads((tmp_path / "out" / "dry-run-cpu.json").read_text(encoding="utf-8"))
+    assert not r["complete"] and r["passed"] is None and list(r["steps"]) == ["throughput", "equivalence"]
+    assert r["steps"]["equivalence"]["n"] == 2
+
+
+def test_a_step_that_would_not_fit_is_skipped_and_said_so(tmp_path, monkeypatch):
+    from benchmarks.gpu_suite import run as R
+
+    monkeypatch.setattr(R, "_inputs", _fake_inputs)
+    monkeypatch.setattr(R, "_run_step", lambda name, *a: G.StepResult(status="passed"))
+    cfg = G.SuiteConfig(out=str(tmp_path), device="cpu", update_readme=False, minutes=1.0, only=("profile", "ablation"))
+    r, _ = R.run_suite(cfg)
+    assert list(r["steps"]) == ["profile"] and r["complete"] and r["passed"]
+    assert any(s["what"] == "ablation" and "would not fit" in s["why"] for s in r["skipped"])
+
+
+def test_a_failed_step_records_its_root_cause():
+    from benchmarks.gpu_suite import run as R
+
+    def boom():
+        try:
+            raise RuntimeError("SymIntArrayRef expected to contain only concrete integers")
+        except RuntimeError as e:
+            raise ValueError("BackendCompilerFailed: backend='inductor' raised:\n(long advice)") from e
+
+    res = R._timed("x", boom)
+    assert res.status == "error" and res.why.startswith("RuntimeError: SymIntArrayRef expected")
+    assert res.data["error"].startswith("ValueError: BackendCompilerFailed")
+
+
+def test_the_profile_step_names_the_top_operators_of_the_loop_step(tiny_data, tmp_path):
+    import torch
+
+    cfg = G.SuiteConfig(dry_run=True).toy()
+    res = G.profile_step(cfg, tiny_data, torch.device("cpu"), tmp_path)
+    assert res.status == "passed" and len(res.data["modes"]) == 1  # CPU: eager only
+    mode = res.data["modes"][0]
+    assert mode["steps"] == cfg.profile_steps and mode["step_ms_median"] > 0 and mode["gpu_busy_fraction"] is None
+    ops = [o["op"] for o in mode["top_ops"]]
+    assert 0 < len(ops) <= 15 and any("mm" in o or "linear" in o for o in ops) and "Self CPU" in mode["table"]
+
+
+def test_the_ablation_step_reports_each_arms_pretraining_speed(tmp_path):
+    from benchmarks.gpu_suite.ablation import pretraining_speed
+
+    run = tmp_path / "ablation" / "runs" / "arm-a"
+    run.mkdir(parents=True)
+    rows = [{"step": 10, "time": 100.0, "tokens": 100, "tokens_per_s": 1.0, "mfu": None},
+            {"step": 20, "time": 100.05, "tokens": 200, "tokens_per_s": 500.0, "mfu": 0.2, "graphs": 2},
+            {"step": 30, "time": 100.2, "tokens": 300, "tokens_per_s": 700.0, "mfu": 0.3, "graphs": 2}]
+    (run / "metrics.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    (p,) = pretraining_speed(tmp_path / "ablation")
+    assert p["run"] == "runs/arm-a" and p["steps"] == 30 and p["tokens_per_step"] == 10
+    assert p["tokens_per_s_median"] == 600.0 and p["steps_per_s_median"] == 60.0 and p["mfu_median"] == 0.25
+    assert p["steps_per_s_overall"] == pytest.approx(100.0) and p["graphs"] == 2
+    assert p["speedup_vs_h200_eager"] == [pytest.approx(60 / 45), pytest.approx(1.0)]

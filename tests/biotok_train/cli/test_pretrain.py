@@ -78,3 +78,25 @@ def test_prepare_refuses_existing_output(corpus, tiny_wordpiece, data):
 
 def test_plot_without_metrics(tmp_path):
     assert_contract(CliRunner().invoke(main, ["plot", str(tmp_path)]), "biotok-train", "metrics.jsonl")
+
+
+def test_a_compile_failure_is_one_error_line_exit_2(data, tmp_path, monkeypatch):
+    """`biotok-train electra ... --compile` whose compilation fails: one line naming the root cause."""
+    import torch
+
+    def broken(module, config):
+        def backend(gm, example_inputs):
+            raise RuntimeError("outer advice\nSymIntArrayRef expected to contain only concrete integers")
+
+        return torch.compile(module, backend=backend)
+
+    monkeypatch.setattr("biotok_train.pretrain.loop.compile_module", broken)
+    r = CliRunner().invoke(main, ["electra", str(data), "--size", "tiny", "--steps", "2", "--batch-size", "2",
+                                  "--compile", "--device", "cpu", "--out", str(tmp_path / "run"), "--no-progress",
+                                  "--report-to", "none"])
+    assert_contract(r, "biotok-train", "torch.compile", "SymIntArrayRef expected", "--no-compile")
+
+
+def test_compile_mode_is_checked(data, tmp_path):
+    r = CliRunner().invoke(main, ["mlm", str(data), "--compile-mode", "fast", "--out", str(tmp_path / "r")])
+    assert r.exit_code == 2 and "fast" in r.output

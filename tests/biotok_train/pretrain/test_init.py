@@ -27,7 +27,7 @@ from biotok_train.pretrain.prepare import prepare  # noqa: E402
 from biotok_train.hf_models import fast_tokenizer  # noqa: E402
 
 torch.set_num_threads(1)
-FAST = dict(batch_size=4, log_every=1, device="cpu")
+FAST = dict(batch_size=4, log_every=1, device="cpu", bf16=False)  # compared with fp32 references
 
 
 @pytest.fixture(scope="module")

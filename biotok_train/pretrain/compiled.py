@@ -1,0 +1,100 @@
+"""``torch.compile`` in the pretraining loop: when it is on (``compile="auto"``: on CUDA, where the
+GPU suite's equivalence checks pass, off on CPU where inductor compiles for minutes), with which
+mode, and a compile failure turned into one error line that names its root cause.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import torch
+from torch import nn
+
+from biotok_train.config import PretrainConfig
+from biotok_train.errors import CompileError
+
+
+def compile_enabled(config: PretrainConfig, device: torch.device) -> bool:
+    """``compile`` "on", or "auto" on a CUDA device for a model biotok builds (the GPU suite checks
+    BERT, ALBERT and ELECTRA; a model continued with ``--init-from`` stays eager under "auto")."""
+    if config.compile == "auto":
+        return torch.device(device).type == "cuda" and config.init_from is None
+    return config.compile == "on"
+
+
+def compile_module(module: nn.Module, config: PretrainConfig) -> nn.Module:
+    """``module`` compiled with the config's mode and backend; static shapes (the loop's batches
+    are packed rows and bucketed predicted positions), so ``reduce-overhead`` can use CUDA graphs."""
+    kwargs = {"backend": config.compile_backend, "dynamic": False}
+    if config.compile_mode != "default":
+        kwargs["mode"] = config.compile_mode
+    return torch.compile(module, **kwargs)
+
+
+def graphs_compiled() -> int:
+    """Graphs torch.compile has built in this process so far: logged per row, so a recompilation
+    (a new shape bucket) shows in metrics.jsonl and benchmarks time only the steps after it."""
+    try:
+        from torch._dynamo.utils import counters  # lazy: a private module, absent in some builds
+
+        return int(counters["stats"]["unique_graphs"])
+    except (ImportError, KeyError):
+        return 0
+
+
+# Where a compile error's own message ends and torch's advice, graph dumps and tracebacks begin.
+_ADVICE = ("While executing", "Original traceback", "from user code:", "Use tlparse", "Set TORCH_LOGS",
+           "You can suppress", "import torch._dynamo", "torch._dynamo.config", "Explanation:", "Hint:",
+           "Developer debug context", "For more information")
+_WHERE = re.compile(r'File "([^"]+)", line (\d+), in (\S+)')
+_CPP_SOURCE = re.compile(r"^\S+\.(?:cpp|cc|h|cu):\d+: ")  # torch's C++ file:line before a message
+
+
+def _innermost(exc: BaseException) -> BaseException:
+    inner, seen = exc, set()
+    while id(inner) not in seen:
+        seen.add(id(inner))
+        nxt = inner.__cause__ or getattr(inner, "inner_exception", None) or inner.__context__
+        if nxt is None:
+            break
+        inner = nxt
+    return inner
+
+
+def root_cause(exc: BaseException, lines: int = 3) -> str:
+    """The innermost exception of ``exc``'s chain (``__cause__``/``__context__``) as ``Type: its
+    last message lines`` before torch's advice and graph dumps (compile errors wrap the real one in
+    pages of them), and, when its text names one, the user code line it failed at."""
+    inner = _innermost(exc)
+    text = str(inner)
+    message = []
+    for line in (ln.strip() for ln in text.splitlines()):
+        if line.startswith(_ADVICE):
+            break
+        if line:
+            message.append(_CPP_SOURCE.sub("", line))
+    where = _WHERE.findall(text)
+    at = f" (at {Path(where[-1][0]).name}:{where[-1][1]}, {where[-1][2]})" if where else ""
+    body = " | ".join(message[-lines:])
+    return f"{type(inner).__name__}: {body}{at}" if body else f"{type(inner).__name__}{at}"
+
+
+def is_compile_error(exc: BaseException) -> bool:
+    """Whether ``exc`` (or one it wraps) was raised by torch.compile (dynamo, AOT autograd, inductor)."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if type(exc).__module__.startswith(("torch._dynamo", "torch._inductor", "torch._functorch")):
+            return True
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
+def compile_error(exc: BaseException, config: PretrainConfig) -> CompileError:
+    """The one-line error of a failed compilation."""
+    return CompileError(f"torch.compile ({config.compile_backend}, mode {config.compile_mode}) failed for "
+                        f"{config.objective}/{config.arch}: {root_cause(exc, 1)[:400]} — run with --no-compile")
+
+
+__all__ = ["compile_enabled", "compile_error", "compile_module", "graphs_compiled", "is_compile_error", "root_cause"]
