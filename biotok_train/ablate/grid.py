@@ -92,7 +92,8 @@ def _finetunes(g: Grid, cfg: AblationConfig, fp: dict, cell: tuple, prefix: str,
             for f in cfg.seeds:
                 rel = f"{rel_dir}/p{p}/{task_dir(task)}/f{f}"
                 key = g.add(Job(f"{prefix}/p{p}/{task_dir(task)}/f{f}", J.finetune, (task, model, f, rel), needs,
-                                inputs=digest(fp["task"][task], fp["base"], cfg.finetune_config(f).to_dict()), owns=(rel,),
+                                inputs=digest(fp["task"][task], fp["base"], cfg.finetune_config(f).to_dict(),
+                                              fp.get("precision")), owns=(rel,),
                                 gpus=1.0, shares_gpu=True))
                 runs[f"p{p}-f{f}"] = key
 
@@ -106,7 +107,7 @@ def _arm(g: Grid, cfg: AblationConfig, fp: dict, size: str, leg: Leg) -> None:
             continue
         rel = f"arms/{size}/{leg.name}/p{p}"
         init, needs = _start(g, cfg, fp, leg, p)
-        settings = [cfg.budget, cfg.batch_size, cfg.lr, cfg.seq_len, list(cfg.curve), size, p, fp["base"]]
+        settings = [cfg.budget, cfg.batch_size, cfg.lr, cfg.seq_len, list(cfg.curve), size, p, fp["base"], fp.get("precision")]
         key = g.add(Job(pretrain_key(size, leg.name, p), J.pretrain, (size, leg.vocab, p, rel, init),
                         (f"prepare/{leg.vocab}", *needs), inputs=digest(settings),
                         owns=(f"{rel}/model", f"{rel}/curve"), gpus=1.0))

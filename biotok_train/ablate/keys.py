@@ -60,7 +60,18 @@ def fingerprints(cfg: AblationConfig, legs, datasets: dict, corpus: str) -> dict
         if leg.vocab not in toks:
             toks[leg.vocab] = load(leg.tokenizer).fingerprint
     return {"corpus": corpus, "base": model_key(cfg.base) if cfg.base is not None else None, "tok": toks,
-            "task": {t: task_key(t, d) for t, d in datasets.items()}}
+            "task": {t: task_key(t, d) for t, d in datasets.items()}, "precision": precision_key()}
 
 
-__all__ = ["corpus_key", "files_sha256", "fingerprints", "model_key", "task_key"]
+def precision_key() -> str:
+    """The arithmetic this machine trains in where a config asks for bf16 ("cpu:bf16", "cuda:fp32"...):
+    the same recipe resumed on a machine without bf16 units would compute other numbers, so the
+    models' jobs are keyed by it (a folder moved to such a machine reruns them)."""
+    from biotok_train.hf_models import best_device  # lazy: torch
+    from biotok_train.precision import bf16_supported  # lazy: torch
+
+    device = best_device()
+    return f"{device.type}:{'bf16' if bf16_supported(device) else 'fp32'}"
+
+
+__all__ = ["corpus_key", "files_sha256", "fingerprints", "model_key", "precision_key", "task_key"]

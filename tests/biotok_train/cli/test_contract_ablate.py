@@ -92,6 +92,21 @@ def test_an_edited_task_reruns_its_fine_tunings_only(setup):
     assert setup["ran"] and all(k.startswith("arms/") and "/f0" in k for k in setup["ran"])  # fine-tunings only
 
 
+def test_a_machine_with_other_arithmetic_reruns_the_models_only(setup, monkeypatch):
+    """A finished ablation resumed where bf16 units are missing (or present): its pretrainings and
+    fine-tunings computed other numbers there, so they rerun; the corpus split and data stay."""
+    from biotok_train.ablate import keys
+
+    monkeypatch.setattr(keys, "precision_key", lambda: "cpu:bf16")
+    _finished(setup)
+    monkeypatch.setattr(keys, "precision_key", lambda: "cpu:fp32")
+    r = run(*setup["args"])
+    assert r.exit_code == 0, r.output
+    assert "wordpiece" not in setup["ran"] and "unigram" not in setup["ran"]  # the prepared data is reused
+    assert any(k.startswith("arms/") and k.endswith("/model") for k in setup["ran"])  # pretrainings rerun
+    assert any("/f0" in k and "floor" not in k for k in setup["ran"])  # and the fine-tunings
+
+
 def test_a_moved_tokenizer_with_the_same_content_is_the_same_arm(setup, tmp_path):
     """Before: the moved tokenizer became a new arm beside the old one."""
     _finished(setup)
