@@ -143,7 +143,7 @@ def ablation_readme(title: str, script: str, setup: str, report, out: Path) -> s
         return SeedSummary.from_dict(s).format(3)
 
     lines = [f"# {title}", "", "Regenerate everything here (ablation.md, ablation.json, ablation.png, this README) "
-             "with one command:", "", "```bash", f"python benchmarks/{script}", "```", "",
+             "with one command:", "", "```bash", f"python -m benchmarks.experiments.{script}", "```", "",
              f"The parts timed in `timings.json` add up to {minutes:.0f} minutes on a {machine()['cpu_count']}-core CPU "
              "(no GPU); `--quick` checks in a few minutes that the script runs.", "", setup, "",
              "![ablation](ablation.png)", "", "## Reading (computed from ablation.json)", ""]
@@ -221,10 +221,10 @@ def run_published_ablation(cfg, work: Path, tok: Path, slug: str, title: str, do
         dest = REPO / "docs" / "results" / slug
         dest.mkdir(parents=True, exist_ok=True)
         for name in ("ablation.md", "ablation.json", "ablation.png", "config.json", "timings.json"):
-            if name != "timings.json" or (out / name).is_file():  # timings: what benchmarks/time_to_verdict.py reads
+            if name != "timings.json" or (out / name).is_file():  # timings: what benchmarks/experiments/time_to_verdict.py reads
                 shutil.copyfile(out / name, dest / name)
         setup = "Setup: " + " ".join(doc.split("Phases: ", 1)[1].split("\n"))
-        text = ablation_readme(title, script or f"{slug.replace('-', '_')}.py", setup, report, out)
+        text = ablation_readme(title, script or slug.replace('-', '_'), setup, report, out)
         (dest / "README.md").write_text(text, encoding="utf-8")
         print(f"wrote {dest}", file=sys.stderr)
     print("\n".join(report.sentences))

@@ -85,7 +85,7 @@ def write_report(res: Results, arms: list[ArmResult], comparisons: list[dict], f
 def cost_summary(res: Results) -> dict:
     """costs.json: every job's CPU seconds (``time.process_time`` of the process that ran it), wall
     seconds and device, in all and per arm (pretraining, evaluation, fine-tuning with its floors'
-    and the curve's runs); the one cost format (benchmarks/time_to_verdict.py reads it)."""
+    and the curve's runs); the one cost format (benchmarks/experiments/time_to_verdict.py reads it)."""
     by_arm: dict[str, dict[str, float]] = {}
     for key, c in res.costs.items():
         kind, arm = key.split("/")[0], _arm_of(key)

@@ -1,4 +1,4 @@
-"""benchmarks/gpu_suite (python -m benchmarks.gpu_suite): the config and command line, the results JSON and the
+"""benchmarks/speed/gpu_suite (python -m benchmarks.speed.gpu_suite): the config and command line, the results JSON and the
 README tables, the packed-rows check itself, and the whole --dry-run on CPU (slow)."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import sys
 
 import pytest
 
-from benchmarks import gpu_suite as G
-from benchmarks.gpu_suite import equivalence as E
+from benchmarks.speed import gpu_suite as G
+from benchmarks.speed.gpu_suite import equivalence as E
 from tests.conftest import REPO
 
 
@@ -55,7 +55,7 @@ def _result(name: str, dry_run: bool = False) -> dict:
            "ratio": 2.0, "biotok_mfu": 0.44, "hf_mfu": 0.22, "met_ratio": True, "met_mfu": True}
     return {"schema": G.SCHEMA, "dry_run": dry_run, "device": {"name": name}, "versions": {"torch": "2.13"},
             "config": {"check_size": "small"}, "started_utc": "2026-11-23T10:00:00Z", "wall_s": 1200.0,
-            "command": "python -m benchmarks.gpu_suite",
+            "command": "python -m benchmarks.speed.gpu_suite",
             "steps": {"equivalence": {"status": "passed", "checks": checks},
                       "throughput": {"status": "passed", "size": "base", "runs": [run]},
                       "ablation": {"status": "passed", "size": "small", "budget": 3000, "task": "e3c", "wall_s": 400,
@@ -145,7 +145,7 @@ def test_fixed_gumbel_noise_is_restored(tiny_data):
 def test_dry_run_on_cpu(tmp_path):
     """Every step at toy size on CPU: exit 0, the JSON says what ran, what was skipped and why."""
     out = tmp_path / "results"
-    proc = subprocess.run([sys.executable, "-m", "benchmarks.gpu_suite", "--dry-run", "--out", str(out),
+    proc = subprocess.run([sys.executable, "-m", "benchmarks.speed.gpu_suite", "--dry-run", "--out", str(out),
                            "--work", str(tmp_path / "work")], capture_output=True, text=True, timeout=1800, cwd=REPO)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     r = json.loads((out / "dry-run-cpu.json").read_text(encoding="utf-8"))

@@ -1,8 +1,8 @@
-"""benchmarks/plateau_fr.py: where a vocabulary leaves the plateau, and the README's verdict, from the points."""
+"""benchmarks/experiments/plateau_fr.py: where a vocabulary leaves the plateau, and the README's verdict, from the points."""
 
 from __future__ import annotations
 
-from benchmarks import plateau_fr as P
+from benchmarks.experiments import plateau_fr as P
 
 
 def _pt(step, gap, half=0.02):
@@ -20,12 +20,12 @@ def test_the_first_point_below_the_floor_is_where_the_plateau_is_left():
 def test_readme_verdicts_and_the_budget_they_give():
     result = {"max_steps": 4000, "every": 1000, "vocabularies": {
         "a": [_pt(1000, 0.5), _pt(2000, -0.1)], "b": [_pt(1000, 0.5), _pt(2000, 0.2), _pt(3000, -0.3)]}}
-    text = P.readme(result, "python benchmarks/plateau_fr.py")
+    text = P.readme(result, "python -m benchmarks.experiments.plateau_fr")
     assert "- a leaves the plateau by step 2,000 (2,048,000 token positions, 2 CPU-minutes" in text
     assert "- b leaves the plateau by step 3,000" in text
-    assert "needs at least 3,000 steps of this recipe: `python benchmarks/ablation_cpu.py --budget 3000`" in text
+    assert "needs at least 3,000 steps of this recipe: `python -m benchmarks.experiments.ablation_cpu --budget 3000`" in text
     result["vocabularies"]["b"] = [_pt(1000, 0.5)]
-    text = P.readme(result, "python benchmarks/plateau_fr.py")
+    text = P.readme(result, "python -m benchmarks.experiments.plateau_fr")
     assert "b has not left the plateau within 4,000 steps (at 1,024,000 positions its gap is +0.500" in text
     assert "--budget" not in text
 

@@ -12,8 +12,8 @@
 Writes docs/results/transfer-cpu/{results.json, curves.png}. Inputs are derived into
 benchmarks/.data/transfer_cpu/ (git-ignored) from ../shared/data.
 
-    python benchmarks/transfer_cpu.py            # the committed run
-    python benchmarks/transfer_cpu.py --quick    # a few steps: checks that the script still runs
+    python -m benchmarks.experiments.transfer_cpu            # the committed run
+    python -m benchmarks.experiments.transfer_cpu --quick    # a few steps: checks that the script still runs
 """
 
 from __future__ import annotations
@@ -28,9 +28,7 @@ import tarfile
 import time
 from pathlib import Path
 
-if __name__ == "__main__" and not __package__:  # run as a file: the checkout first, as with -m
-    sys.path[0] = str(Path(__file__).resolve().parents[1])
-from benchmarks._common import CACHE, DATA, REPO, machine, require_data  # noqa: E402
+from benchmarks._common import CACHE, DATA, REPO, machine, require_data
 
 from biotok.io import open_text  # noqa: E402
 
@@ -223,7 +221,7 @@ def main(argv: list[str] | None = None) -> int:
 
     result = {
         "benchmark": "transfer_cpu",
-        "command": "python benchmarks/transfer_cpu.py" + (" --quick" if args.quick else ""),
+        "command": "python -m benchmarks.experiments.transfer_cpu" + (" --quick" if args.quick else ""),
         "args": vars(args),
         "general": {"data": "WMT biomedical abstracts, fr side (medline, scielo, edp)",
                     "tokenizer": "camemberta-base", "config": base_cfg.to_dict(),

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from benchmarks.gpu_suite.config import GOAL_MFU, GOAL_RATIO, SuiteConfig, field_of
-from benchmarks.gpu_suite.results import StepResult, device_info
+from benchmarks.speed.gpu_suite.config import GOAL_MFU, GOAL_RATIO, SuiteConfig, field_of
+from benchmarks.speed.gpu_suite.results import StepResult, device_info
 from biotok_train.pretrain.flops import flops_per_token, mfu, peak_tflops
 
 
@@ -14,7 +14,7 @@ def measure_throughput(cfg: SuiteConfig, tokenizer: str, corpus: str, work: Path
     """``pretrain`` (what ``biotok-train mlm`` runs) vs HF Trainer, tokens/s and MFU at each seq length."""
     from types import SimpleNamespace
 
-    from benchmarks import pretrain_throughput as PT
+    from benchmarks.speed import pretrain_throughput as PT
 
     from biotok_train.config import SIZES
     from biotok_train.pretrain.packed import PackedData

@@ -1,7 +1,7 @@
 """The French biomedical tokenizer study: rebuilds docs/study.md and its figures in one command.
 
-    python benchmarks/study.py [--leaflets-mb 120] [--retrain]
-    python benchmarks/study.py --from-json docs/study/study.json   # only rewrite study.md
+    python -m benchmarks.experiments.study [--leaflets-mb 120] [--retrain]
+    python -m benchmarks.experiments.study --from-json docs/study/study.json   # only rewrite study.md
 
 1. Training text: E3C French clinical cases (PAMJ, all but the last 300 documents), E3C drug
    leaflets (the first ``--leaflets-mb`` MB), QUAERO train (MEDLINE titles + EMEA), LabForSIMS
@@ -28,7 +28,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import sys
 import tarfile
 import time
 from dataclasses import replace
@@ -36,9 +35,7 @@ from pathlib import Path
 
 import regex
 
-if __name__ == "__main__" and not __package__:  # run as a file: the checkout first, as with -m
-    sys.path[0] = str(Path(__file__).resolve().parents[1])
-from benchmarks._common import CACHE, DATA, REPO, git_commit, require_data  # noqa: E402
+from benchmarks._common import CACHE, DATA, REPO, git_commit, require_data
 
 from biotok.config import NormalizeConfig, TrainConfig  # noqa: E402
 from biotok.corpus import iter_lines  # noqa: E402
@@ -354,7 +351,7 @@ def _terms_section(res: dict) -> list[str]:
 def write_markdown(res: dict) -> str:
     """docs/study.md from the study's numbers alone (``res`` is what study.json holds)."""
     L = ["# Which vocabulary for French biomedical text? A study with biotok\n",
-         "Reproduce everything here (tables, figures, verdicts) with `python benchmarks/study.py`",
+         "Reproduce everything here (tables, figures, verdicts) with `python -m benchmarks.experiments.study`",
          "(reference data in `../shared/data`; about 20 minutes on 2 cores). Numbers below are",
          "written by that script from its own measurements.\n"]
     L += _data_section(res) + _vocab_section(res) + _fragmentation_section(res) + _terms_section(res)

@@ -4,8 +4,8 @@ Same model (BertForMaskedLM from the same config and seed), same packed data, sa
 same number of steps, in one process; the first ``--skip`` steps (warm-up, compilation) are not
 timed on either side. Prints both figures and the ratio, and writes a JSON.
 
-    python benchmarks/pretrain_throughput.py --size tiny --steps 30 --batch-size 16          # CPU
-    python benchmarks/pretrain_throughput.py --size base --steps 60 --batch-size 32 --compile  # GPU
+    python -m benchmarks.speed.pretrain_throughput --size tiny --steps 30 --batch-size 16          # CPU
+    python -m benchmarks.speed.pretrain_throughput --size base --steps 60 --batch-size 32 --compile  # GPU
 """
 
 from __future__ import annotations
@@ -13,16 +13,13 @@ from __future__ import annotations
 import argparse
 import json
 import platform
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import torch
 
-REPO = Path(__file__).resolve().parent.parent
-if __name__ == "__main__" and not __package__:  # run as a file: the checkout first, as with -m
-    sys.path[0] = str(Path(__file__).resolve().parents[1])
+REPO = Path(__file__).resolve().parents[2]
 
 from biotok_train.hf_models import save_hf_tokenizer  # noqa: E402
 from biotok_train.pretrain.packed import PackedData  # noqa: E402

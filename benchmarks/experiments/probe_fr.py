@@ -1,8 +1,8 @@
 """The published French causal-LM probe (docs/results/probe-fr/): CamemBERTa, CamemBERTv2 and
 biotok Unigram_L 8k / 32k and BPE 32k, one small GPT-2 each on E3C French clinical cases.
 
-    python benchmarks/probe_fr.py            # rewrites docs/results/probe-fr/ (hours of one CPU core)
-    python benchmarks/probe_fr.py --quick    # toy sizes into benchmarks/.data/probe_fr_quick/ only
+    python -m benchmarks.experiments.probe_fr            # rewrites docs/results/probe-fr/ (hours of one CPU core)
+    python -m benchmarks.experiments.probe_fr --quick    # toy sizes into benchmarks/.data/probe_fr_quick/ only
 
 Phases: (1) the E3C layer-3 PAMJ clinical cases (CC BY 4.0), one document a line, each 10th
 document held out; (2) ``biotok train`` of Unigram_L (lowercased Unigram) 8,000 and 32,000 and
@@ -26,9 +26,7 @@ import shutil
 import sys
 from pathlib import Path
 
-if __name__ == "__main__" and not __package__:  # run as a file: the checkout first, as with -m
-    sys.path[0] = str(Path(__file__).resolve().parents[1])
-from benchmarks._common import CACHE, DATA, REPO, require_data  # noqa: E402
+from benchmarks._common import CACHE, DATA, REPO, require_data
 from biotok.datasets.named import QUAERO_TAR  # noqa: E402
 from biotok.io import open_text  # noqa: E402
 
@@ -152,7 +150,7 @@ def recipe(quick: bool, mode: str, tokenizers: list[str], train: Path, held: Pat
 
 
 def readme(results: dict[str, dict], sizes: dict[str, int], leaflet_mb: float, timings: dict[str, dict],
-           command: str = "python benchmarks/probe_fr.py") -> str:
+           command: str = "python -m benchmarks.experiments.probe_fr") -> str:
     """README.md: the command, the setup and a reading in which every number comes from probe.json."""
     from biotok_train.stats import SeedSummary
 
@@ -259,7 +257,7 @@ def main() -> None:
         results[mode] = json.loads((out / "probe.json").read_text(encoding="utf-8"))
         timings[mode] = report.timings
         print(f"probe_fr: {mode}: {out / 'probe.md'}", file=sys.stderr)
-    command = " ".join(["python benchmarks/probe_fr.py", *map(shlex.quote, sys.argv[1:])])
+    command = " ".join(["python -m benchmarks.experiments.probe_fr", *map(shlex.quote, sys.argv[1:])])
     text = readme(results, sizes, leaflet_mb, timings, command)
     if args.quick:
         (work / "README.md").write_text(text, encoding="utf-8")

@@ -1,7 +1,7 @@
 """PubMedBERT's Table 9 for French on CPU (docs/results/table9-cpu/): scratch, continual or transfer?
 
-    python benchmarks/table9_cpu.py            # about 25 min on 2 cores, with the base; rewrites docs/results/table9-cpu/
-    python benchmarks/table9_cpu.py --quick    # a few steps into benchmarks/.data/ only (checks that it runs)
+    python -m benchmarks.experiments.table9_cpu            # about 25 min on 2 cores, with the base; rewrites docs/results/table9-cpu/
+    python -m benchmarks.experiments.table9_cpu --quick    # a few steps into benchmarks/.data/ only (checks that it runs)
 
 Phases: (1) a "general" BERT-tiny pretrained on the French WMT biomedical abstracts with
 CamemBERTa's vocabulary (no Hub here, so biotok builds the base); (2) the ablation's own split of
@@ -21,9 +21,7 @@ import logging
 import sys
 from pathlib import Path
 
-if __name__ == "__main__" and not __package__:  # run as a file: the checkout first, as with -m
-    sys.path[0] = str(Path(__file__).resolve().parents[1])
-from benchmarks._common import CACHE, DATA, require_data, run_published_ablation  # noqa: E402
+from benchmarks._common import CACHE, DATA, require_data, run_published_ablation
 
 PAMJ = DATA / "corpora" / "e3c-fr" / "layer3_fr_pamj_ccby.jsonl.xz"
 CAMEMBERTA = DATA / "tokenizers" / "camemberta-base"
@@ -45,7 +43,7 @@ def recipe(base: Path, tokenizer: Path, quick: bool):
 
 def general_model(work: Path, quick: bool) -> Path:
     """BERT-tiny pretrained on general-ish French biomedical abstracts with CamemBERTa's vocabulary."""
-    from benchmarks.transfer_cpu import WORK as TRANSFER_WORK, general_text
+    from benchmarks.experiments.transfer_cpu import WORK as TRANSFER_WORK, general_text
 
     from biotok_train.config import OptimConfig, PretrainConfig
     from biotok_train.pretrain.loop import pretrain

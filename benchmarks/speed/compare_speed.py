@@ -6,7 +6,7 @@ for every tokenizer, batch by batch, and (b) biotok's full fragmentation measure
 Each side runs ``--runs`` times, interleaved; the ratio of minimum (and median) times is printed
 and written with the setup to a JSON file. Goal: ratio <= 1.2.
 
-    python benchmarks/compare_speed.py --tokenizers-dir ../shared/data/tokenizers
+    python -m benchmarks.speed.compare_speed --tokenizers-dir ../shared/data/tokenizers
 """
 
 from __future__ import annotations
@@ -20,12 +20,10 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-if __name__ == "__main__" and not __package__:  # run as a file: the checkout first, as with -m
-    sys.path[0] = str(Path(__file__).resolve().parents[1])
-from benchmarks._common import DATA, RESULTS, machine  # noqa: E402
+from benchmarks._common import DATA, RESULTS, machine
 
 DEFAULT_CORPUS = DATA / "corpora" / "e3c-fr" / "layer3_fr_pamj_ccby.jsonl.xz"
-SAMPLE = HERE.parent / "corpora" / "sample" / "e3c_pamj_fr.txt"
+SAMPLE = HERE.parents[1] / "corpora" / "sample" / "e3c_pamj_fr.txt"
 
 
 def main(argv: list[str] | None = None) -> int:

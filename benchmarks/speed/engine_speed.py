@@ -1,8 +1,8 @@
 """Engine speed: the same fine-tuning-heavy ablation run by ``--engine ray --workers N`` and by
 ``--engine local`` at its best (one process, torch on all N cores), side by side; the wall-time ratio.
 
-    python -m benchmarks.engine_speed                # writes benchmarks/results/engine_speed.json
-    python -m benchmarks.engine_speed --quick        # a smaller plan (a smoke run, not a measurement)
+    python -m benchmarks.speed.engine_speed                # writes benchmarks/results/engine_speed.json
+    python -m benchmarks.speed.engine_speed --quick        # a smaller plan (a smoke run, not a measurement)
 
 The plan: one tokenizer pretrained a few steps on the sample corpus, then E3C NER fine-tuned from
 it and from its random-init floor for every seed: the fine-tunings are independent jobs, which Ray
@@ -27,7 +27,7 @@ from pathlib import Path
 
 from benchmarks._common import DATA, RESULTS, git_commit, machine, require_data, summary
 
-SAMPLE = Path(__file__).resolve().parents[1] / "corpora" / "sample" / "e3c_pamj_fr.txt"
+SAMPLE = Path(__file__).resolve().parents[2] / "corpora" / "sample" / "e3c_pamj_fr.txt"
 
 
 def plan(work: Path, seeds: int, fraction: float, epochs: int):
@@ -62,7 +62,7 @@ def one_run(cfg, out: Path, engine) -> float:
 def main(argv: list[str] | None = None) -> int:
     from biotok_train.config import EngineConfig
 
-    p = argparse.ArgumentParser(prog="python -m benchmarks.engine_speed", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="python -m benchmarks.speed.engine_speed", description=__doc__.splitlines()[0])
     p.add_argument("--workers", type=int, default=os.cpu_count() or 2)
     p.add_argument("--seeds", type=int, default=8, help="fine-tuning seeds: 2 x seeds fine-tuning jobs")
     p.add_argument("--epochs", type=int, default=3)

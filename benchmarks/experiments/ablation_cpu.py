@@ -1,7 +1,7 @@
 """The committed CPU ablation (docs/results/ablation-cpu/): a biotok Unigram_L vocabulary vs CamemBERTa's.
 
-    python benchmarks/ablation_cpu.py            # about 75 min on 2 cores; rewrites docs/results/ablation-cpu/
-    python benchmarks/ablation_cpu.py --quick    # a few steps into benchmarks/.data/ only (checks that it runs)
+    python -m benchmarks.experiments.ablation_cpu            # about 75 min on 2 cores; rewrites docs/results/ablation-cpu/
+    python -m benchmarks.experiments.ablation_cpu --quick    # a few steps into benchmarks/.data/ only (checks that it runs)
 
 Phases: (1) the ablation's own split of the E3C PAMJ clinical cases (each 20th line held out);
 (2) ``biotok train`` on the pretraining part only: Unigram, lowercased (AliBERT's Unigram_L),
@@ -9,7 +9,7 @@ Phases: (1) the ablation's own split of the E3C PAMJ clinical cases (each 20th l
 ``biotok-train ablate`` CamemBERTa (the reference) vs that vocabulary: BERT-tiny, the same
 token budget, 2 pretraining seeds x 2 fine-tuning seeds, E3C NER with random-init floors, and
 masked-word accuracy on 1,000 held-out words; with a --budget past the plateau, the seed-0 model
-that benchmarks/plateau_fr.py trained for each vocabulary (in chunks; resumed training gives
+that benchmarks/experiments/plateau_fr.py trained for each vocabulary (in chunks; resumed training gives
 the same model as one run, so this command alone rebuilds it; its time is in plateau-fr/, not in
 this timings.json) x 3 fine-tuning seeds (a second pretraining seed would cost about 45
 CPU-minutes per vocabulary at 16,000 steps), plus the causal-LM probe of each vocabulary (400 steps) ranked against the MLM
@@ -24,9 +24,7 @@ import logging
 import sys
 from pathlib import Path
 
-if __name__ == "__main__" and not __package__:  # run as a file: the checkout first, as with -m
-    sys.path[0] = str(Path(__file__).resolve().parents[1])
-from benchmarks._common import CACHE, DATA, require_data, run_published_ablation  # noqa: E402
+from benchmarks._common import CACHE, DATA, require_data, run_published_ablation
 
 PAMJ = DATA / "corpora" / "e3c-fr" / "layer3_fr_pamj_ccby.jsonl.xz"
 CAMEMBERTA = DATA / "tokenizers" / "camemberta-base"
@@ -50,7 +48,7 @@ def recipe(tokenizer: Path, quick: bool, budget: int = PLATEAU_BUDGET):
 
 
 def workdir(budget: int, quick: bool) -> Path:
-    """The ablation's work folder for ``budget`` (benchmarks/plateau_fr.py trains its seed-0 models there)."""
+    """The ablation's work folder for ``budget`` (benchmarks/experiments/plateau_fr.py trains its seed-0 models there)."""
     return CACHE / ("ablation_cpu_quick" if quick else "ablation_cpu" + suffix(budget))
 
 
@@ -63,7 +61,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="a few steps, results kept in benchmarks/.data only")
     ap.add_argument("--budget", type=int, default=PLATEAU_BUDGET,
-                    help=f"MLM steps per arm ({PLATEAU_BUDGET}: the first published run; benchmarks/plateau_fr.py finds one that leaves "
+                    help=f"MLM steps per arm ({PLATEAU_BUDGET}: the first published run; benchmarks/experiments/plateau_fr.py finds one that leaves "
                          "the unigram plateau); another budget publishes to docs/results/ablation-cpu-BUDGET/")
     args = ap.parse_args()
     require_data()
@@ -73,7 +71,7 @@ def main() -> None:
     more = suffix(args.budget)
     run_published_ablation(recipe(tok, args.quick, args.budget), work, tok, f"ablation-cpu{more}",
                            "CPU ablation: a biotok Unigram_L vocabulary vs CamemBERTa",
-                           __doc__, args.quick, script=f"ablation_cpu.py{' --budget ' + str(args.budget) if more else ''}")
+                           __doc__, args.quick, script=f"ablation_cpu{' --budget ' + str(args.budget) if more else ''}")
 
 
 if __name__ == "__main__":

