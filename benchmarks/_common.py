@@ -1,4 +1,5 @@
-"""Shared helpers for the benchmarks: inputs built from ../shared/data, timing, peak RSS, JSON.
+"""Shared helpers for the benchmarks: inputs built from ../shared/data, timing, peak RSS, JSON,
+and the French CPU ablation's recipe (ablation_cpu publishes it; plateau_fr trains its seed-0 models).
 
 Every benchmark runs biotok and its baseline side by side in one process (alternating runs),
 reports min and median over the runs, and the ratio of medians.
@@ -16,16 +17,12 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from biotok.datadir import shared_data
+from benchmarks.corpora import CAMEMBERTA, CORPORA, DATA, LEAFLETS, PAMJ, REPO
 from biotok.io import open_text, versions
 
-REPO = Path(__file__).resolve().parent.parent
-# The benchmarks live in the checkout, so ../shared/data beside it is their default input.
-DATA = shared_data() or REPO.parent / "shared" / "data"
 CACHE = Path(os.environ.get("BIOTOK_BENCH_CACHE", REPO / "benchmarks" / ".data"))
 # run_all.py --quick points this elsewhere, so a smoke run never replaces the published results.
 RESULTS = Path(os.environ.get("BIOTOK_BENCH_RESULTS", REPO / "benchmarks" / "results"))
-E3C = DATA / "corpora" / "e3c-fr"
 
 
 def require_data() -> None:
@@ -57,8 +54,8 @@ def e3c_text(megabytes: float, name: str = "e3c") -> Path:
     tmp = out.with_suffix(".tmp")
     with open(tmp, "w", encoding="utf-8") as f:
         while written < target:
-            for src in ("layer3_fr_pamj_ccby.jsonl.xz", "layer3_fr_ministere_ccbync.jsonl.xz"):
-                for para in _paragraphs(E3C / src):
+            for src in (PAMJ, LEAFLETS):
+                for para in _paragraphs(src):
                     f.write(para + "\n")
                     written += len(para.encode("utf-8")) + 1
                     if written >= target:
@@ -229,3 +226,31 @@ def run_published_ablation(cfg, work: Path, tok: Path, slug: str, title: str, do
         print(f"wrote {dest}", file=sys.stderr)
     print("\n".join(report.sentences))
     return report
+
+
+PLATEAU_BUDGET = 6000  # the first published run (docs/results/ablation-cpu/): its arms are on the plateau
+
+
+def ablation_cpu_recipe(tokenizer: Path, quick: bool, budget: int = PLATEAU_BUDGET):
+    """The French CPU ablation (ablation_cpu; plateau_fr trains its seed-0 models): everything the comparison holds equal across the two vocabularies."""
+    from biotok_train.config import AblationConfig, FinetuneConfig, OptimConfig  # lazy: torch-side config, only for the experiments
+
+    past = budget != PLATEAU_BUDGET and not quick  # the run at a budget that plateau_fr.py found (its seed-0 models reused)
+    return AblationConfig(
+        tokenizers=(str(CAMEMBERTA), str(tokenizer)), corpus=(str(PAMJ),), field_name="text", tasks=("e3c",),
+        data_dir=str(CORPORA), sizes=("tiny",), budget=20 if quick else budget, batch_size=8, seq_len=128,
+        lr=2e-3, pretrain_seeds=(0,) if past else (0, 1), seeds=(0, 1, 2) if past else (0, 1),
+        finetune=FinetuneConfig(epochs=1 if quick else 10, optim=OptimConfig(lr=5e-4), max_train_sentences=40 if quick else 0),
+        n_words=100 if quick else 1000,
+        probe=400 if past else 0,  # past the plateau: does the causal-LM probe rank as the MLM does?
+    )
+
+
+def ablation_cpu_workdir(budget: int, quick: bool) -> Path:
+    """The ablation's work folder for ``budget`` (benchmarks/experiments/plateau_fr.py trains its seed-0 models there)."""
+    return CACHE / ("ablation_cpu_quick" if quick else "ablation_cpu" + ablation_cpu_suffix(budget))
+
+
+def ablation_cpu_suffix(budget: int) -> str:
+    """What a budget adds to the names of the work folder and the published one (ablation-cpu-BUDGET)."""
+    return "" if budget == PLATEAU_BUDGET else f"-{budget}"

@@ -22,39 +22,9 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
-from pathlib import Path
 
-from benchmarks._common import CACHE, DATA, require_data, run_published_ablation
-
-PAMJ = DATA / "corpora" / "e3c-fr" / "layer3_fr_pamj_ccby.jsonl.xz"
-CAMEMBERTA = DATA / "tokenizers" / "camemberta-base"
-PLATEAU_BUDGET = 6000  # the first published run (docs/results/ablation-cpu/): its arms are on the plateau
-
-
-def recipe(tokenizer: Path, quick: bool, budget: int = PLATEAU_BUDGET):
-    """The ablation config: everything the comparison holds equal across the two vocabularies."""
-    from biotok_train.config import AblationConfig
-    from biotok_train.config import FinetuneConfig, OptimConfig
-
-    past = budget != PLATEAU_BUDGET and not quick  # the run at a budget that plateau_fr.py found (its seed-0 models reused)
-    return AblationConfig(
-        tokenizers=(str(CAMEMBERTA), str(tokenizer)), corpus=(str(PAMJ),), field_name="text", tasks=("e3c",),
-        data_dir=str(DATA / "corpora"), sizes=("tiny",), budget=20 if quick else budget, batch_size=8, seq_len=128,
-        lr=2e-3, pretrain_seeds=(0,) if past else (0, 1), seeds=(0, 1, 2) if past else (0, 1),
-        finetune=FinetuneConfig(epochs=1 if quick else 10, optim=OptimConfig(lr=5e-4), max_train_sentences=40 if quick else 0),
-        n_words=100 if quick else 1000,
-        probe=400 if past else 0,  # past the plateau: does the causal-LM probe rank as the MLM does?
-    )
-
-
-def workdir(budget: int, quick: bool) -> Path:
-    """The ablation's work folder for ``budget`` (benchmarks/experiments/plateau_fr.py trains its seed-0 models there)."""
-    return CACHE / ("ablation_cpu_quick" if quick else "ablation_cpu" + suffix(budget))
-
-
-def suffix(budget: int) -> str:
-    """What a budget adds to the names of the work folder and the published one (ablation-cpu-BUDGET)."""
-    return "" if budget == PLATEAU_BUDGET else f"-{budget}"
+from benchmarks._common import (PLATEAU_BUDGET, ablation_cpu_recipe as recipe, ablation_cpu_suffix as suffix,
+                                ablation_cpu_workdir as workdir, require_data, run_published_ablation)
 
 
 def main() -> None:

@@ -24,10 +24,9 @@ import logging
 import sys
 from pathlib import Path
 
-from benchmarks._common import CACHE, DATA, require_data, run_published_ablation
+from benchmarks._common import CACHE, require_data, run_published_ablation
+from benchmarks.corpora import CAMEMBERTA, CORPORA, PAMJ
 
-PAMJ = DATA / "corpora" / "e3c-fr" / "layer3_fr_pamj_ccby.jsonl.xz"
-CAMEMBERTA = DATA / "tokenizers" / "camemberta-base"
 
 
 def recipe(base: Path, tokenizer: Path, quick: bool):
@@ -38,7 +37,7 @@ def recipe(base: Path, tokenizer: Path, quick: bool):
 
     return AblationConfig(
         tokenizers=(str(CAMEMBERTA), str(tokenizer)), corpus=(str(PAMJ),), field_name="text", tasks=("e3c",),
-        data_dir=str(DATA / "corpora"), budget=10 if quick else 500, batch_size=8, seq_len=128, lr=1e-4,
+        data_dir=str(CORPORA), budget=10 if quick else 500, batch_size=8, seq_len=128, lr=1e-4,
         pretrain_seeds=(0,), seeds=(0,) if quick else (0, 1, 2), arms=("continual", "transfer"), base=str(base),
         finetune=FinetuneConfig(epochs=1 if quick else 5, batch_size=16, optim=OptimConfig(lr=1e-4),
                                 max_train_sentences=40 if quick else 0),

@@ -26,7 +26,7 @@ import sys
 import time
 from pathlib import Path
 
-from benchmarks._common import REPO, ablation_unigram_l, require_data
+from benchmarks._common import REPO, ablation_cpu_recipe, ablation_cpu_workdir, ablation_unigram_l, require_data
 from biotok_train.pretrain.heldout import PLATEAU_MARGIN  # noqa: E402
 
 PUBLISHED = REPO / "docs" / "results" / "plateau-fr"
@@ -37,12 +37,11 @@ def vocabularies(max_steps: int, quick: bool):
     """The ablation's recipe at a budget of ``max_steps``, its run folder, its split and its two
     vocabularies by the ablation's names (CamemBERTa's and the biotok Unigram_L trained on the
     pretraining part)."""
-    from benchmarks.experiments.ablation_cpu import recipe, workdir
     from biotok_train.ablate import leg_names
 
-    work = workdir(max_steps, quick)
+    work = ablation_cpu_workdir(max_steps, quick)
     tok = work / "Unigram_L-8k"
-    cfg = recipe(tok, quick, max_steps)
+    cfg = ablation_cpu_recipe(tok, quick, max_steps)
     out = work / "run"
     train, held = ablation_unigram_l(cfg, out, tok)
     return cfg, out, train, held, dict(zip(leg_names(cfg.tokenizers), cfg.tokenizers))

@@ -26,14 +26,11 @@ import shutil
 import sys
 from pathlib import Path
 
-from benchmarks._common import CACHE, DATA, REPO, require_data
-from biotok.datasets.named import QUAERO_TAR  # noqa: E402
+from benchmarks import corpora as C
+from benchmarks._common import CACHE, REPO, require_data
 from biotok.io import open_text  # noqa: E402
 
-E3C = DATA / "corpora" / "e3c-fr"
-PAMJ = E3C / "layer3_fr_pamj_ccby.jsonl.xz"
-LEAFLETS = E3C / "layer3_fr_ministere_ccbync.jsonl.xz"
-TOKENIZERS = DATA / "tokenizers"
+PAMJ, LEAFLETS, TOKENIZERS = C.PAMJ, C.LEAFLETS, C.TOKENIZERS
 PUBLISHED = REPO / "docs" / "results" / "probe-fr"
 HELDOUT_EVERY = 10
 MODES = ("raw", "fair")
@@ -70,20 +67,20 @@ def _extra_french(w) -> None:
     import csv
     import tarfile
 
-    with tarfile.open(DATA / "corpora" / "wmt-biomed-fr-en" / "wmt_biomed_train_medline_scielo_edp_fr-en.tar.xz") as t:
-        for name in ("./medline_d1.fr", "./scielo_d1.fr", "./edp_d1.fr"):
+    with tarfile.open(C.WMT_BIOMED_TRAIN) as t:
+        for name in C.WMT_BIOMED_FR:
             for line in t.extractfile(name).read().decode("utf-8").splitlines():
                 if line.strip():
                     w.write(" ".join(line.split()) + "\n")
-    with open_text(DATA / "corpora" / "edsnlp-fr-terminology" / "cim10.csv.gz", newline=None) as f:
+    with open_text(C.CIM10, newline=None) as f:
         for row in csv.DictReader(f):
             w.write(row["long"] + "\n")
     for split_name in ("train", "dev", "test"):
-        with open_text(DATA / "corpora" / "frenchmedmcqa" / f"{split_name}.json.gz", newline=None) as f:
+        with open_text(C.FRENCHMEDMCQA / f"{split_name}.json.gz", newline=None) as f:
             for q in json.load(f):
                 w.write(" ".join(q["question"].split()) + "\n")
                 w.writelines(" ".join(a.split()) + "\n" for a in q["answers"].values())
-    with tarfile.open(DATA / "corpora" / QUAERO_TAR) as t:
+    with tarfile.open(C.QUAERO) as t:
         for m in sorted(t.getmembers(), key=lambda m: m.name):
             if m.name.endswith(".txt") and "/corpus/" in m.name:
                 w.write(" ".join(t.extractfile(m).read().decode("utf-8").split()) + "\n")
@@ -245,7 +242,7 @@ def main() -> None:
         held = work / "heldout_quick.txt"
         held.write_text("\n".join(hl[:20]) + "\n", encoding="utf-8")
     ours = biotok_tokenizers(work, tokenizer_text(work, train, leaflet_mb), sizes)
-    tokenizers = [str(_rel(TOKENIZERS / "camemberta-base")), str(_rel(TOKENIZERS / "camembertv2-base")),
+    tokenizers = [str(_rel(C.CAMEMBERTA)), str(_rel(C.CAMEMBERTV2)),
                   *map(str, ours.values())]
     seeds = tuple(args.seeds or ((0,) if args.quick else (0, 1, 2)))
     results, timings = {}, {}

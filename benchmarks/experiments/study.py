@@ -35,11 +35,11 @@ from pathlib import Path
 
 import regex
 
+from benchmarks import corpora as C
 from benchmarks._common import CACHE, DATA, REPO, git_commit, require_data
 
 from biotok.config import NormalizeConfig, TrainConfig  # noqa: E402
 from biotok.corpus import iter_lines  # noqa: E402
-from biotok.datasets.named import QUAERO_TAR  # noqa: E402
 from biotok.errors import VocabSizeError  # noqa: E402
 from biotok.formats import load  # noqa: E402
 from biotok.io import open_text, sha256_file, versions  # noqa: E402
@@ -51,14 +51,10 @@ from biotok.vocab import diff_vocab, duplicates  # noqa: E402
 RECIPE = 2  # bump when build_corpora selects text differently: every cached corpus is then rebuilt
 HELD_OUT_PAMJ = 300
 REFERENCES = ["camemberta", "camembertv2", "barthez", "flaubert", "bert", "bert-cased", "scibert"]
-TERMS = REPO / "corpora/terms/fr_biomedical.txt"
-SOURCES = {
-    "pamj": "corpora/e3c-fr/layer3_fr_pamj_ccby.jsonl.xz",
-    "leaflets": "corpora/e3c-fr/layer3_fr_ministere_ccbync.jsonl.xz",
-    "quaero": f"corpora/{QUAERO_TAR}",
-    "labforsims": "corpora/labforsims2-fr-dialogues/labforsims2-corpus.tar.xz",
-    "wmt": "corpora/wmt-biomed-fr-en/wmt_biomed_train_medline_scielo_edp_fr-en.tar.xz",
-}
+TERMS = C.TERMS_FR
+SOURCES = {name: path.relative_to(DATA).as_posix() for name, path in  # paths in the shared data, as study.json records them
+           {"pamj": C.PAMJ, "leaflets": C.LEAFLETS, "quaero": C.QUAERO, "labforsims": C.LABFORSIMS,
+            "wmt": C.WMT_BIOMED_TRAIN}.items()}
 LOWER = NormalizeConfig(lowercase=True)
 VARIANTS = {  # name: (algo, backend, vocab, normalize config, punctuation pieces)
     "Unigram": ("unigram", "sentencepiece", 32000, NormalizeConfig(), True),
@@ -251,7 +247,7 @@ def main() -> None:
     variants = train_variants(work, paths["train"], cache_key(inputs), variant_configs(scale), args.retrain)
     toks = {n: load(p, name=n) for n, p in variants.items()}
     for alias in REFERENCES:
-        toks[alias] = load(alias, tokenizers_dir=DATA / "tokenizers")
+        toks[alias] = load(alias, tokenizers_dir=C.TOKENIZERS)
     order = ["camemberta"] + [n for n in toks if n != "camemberta"]  # relative length vs CamemBERTa
     fig = docs / "study"
     fig.mkdir(parents=True, exist_ok=True)

@@ -21,12 +21,13 @@ import sys
 import tarfile
 from pathlib import Path
 
+from benchmarks import corpora as C
 from biotok.errors import BiotokError
 
 OUT = Path(__file__).resolve().parents[2] / "docs" / "results" / "table9-minilm-cpu"
 NER_TRAIN = ("ncbi-disease/train.tsv.gz", "bionlp-ner-en/BC5CDR-IOB_train.tsv.gz",
              "bionlp-ner-en/BC2GM-IOB_train.tsv.gz", "blurb-en/JNLPBA/train.tsv.gz")
-WMT = ("wmt-biomed-fr-en/wmt_biomed_train_medline_scielo_edp_fr-en.tar.xz", ("medline_d1.en", "scielo_d1.en", "edp_d1.en"))
+WMT = (C.WMT_BIOMED_TRAIN.relative_to(C.CORPORA).as_posix(), ("medline_d1.en", "scielo_d1.en", "edp_d1.en"))
 
 
 def pretraining_text(work: Path, corpora: Path, tasks: list[str], max_lines: int) -> dict:
@@ -95,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
             get_task(t)
         work = Path(a.work) if a.work else cache_root() / ("table9-minilm-quick" if quick else "table9-minilm")
         work.mkdir(parents=True, exist_ok=True)
-        corpora = corpora_dir() or Path(__file__).resolve().parents[3] / "shared" / "data" / "corpora"
+        corpora = corpora_dir() or C.CORPORA
         corpus = pretraining_text(work, corpora, tasks, 400 if quick else 0)
         if a.base:
             base = Path(a.base)

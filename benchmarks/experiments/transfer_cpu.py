@@ -21,36 +21,23 @@ from __future__ import annotations
 import argparse
 import hashlib
 import shutil
-import io
 import json
 import sys
-import tarfile
 import time
 from pathlib import Path
 
-from benchmarks._common import CACHE, DATA, REPO, machine, require_data
+from benchmarks._common import CACHE, REPO, machine, require_data
+from benchmarks.corpora import CAMEMBERTA, PAMJ, wmt_french_file
 
 from biotok.io import open_text  # noqa: E402
 
 WORK = CACHE / "transfer_cpu"
 OUT = REPO / "docs" / "results" / "transfer-cpu"
-WMT = DATA / "corpora" / "wmt-biomed-fr-en" / "wmt_biomed_train_medline_scielo_edp_fr-en.tar.xz"
-PAMJ = DATA / "corpora" / "e3c-fr" / "layer3_fr_pamj_ccby.jsonl.xz"
-CAMEMBERTA = DATA / "tokenizers" / "camemberta-base"
 
 
 def general_text() -> Path:
-    """The French side of the WMT biomedical training abstracts (medline, scielo, edp), one line each."""
-    out = WORK / "general_fr.txt"
-    if out.is_file():
-        return out
-    with tarfile.open(WMT, "r:xz") as tar, open(out.with_suffix(".tmp"), "w", encoding="utf-8") as f:
-        for name in ("./medline_d1.fr", "./scielo_d1.fr", "./edp_d1.fr"):
-            for line in io.TextIOWrapper(tar.extractfile(name), encoding="utf-8"):
-                if line.strip():
-                    f.write(line.strip() + "\n")
-    out.with_suffix(".tmp").rename(out)
-    return out
+    """The French side of the WMT biomedical training abstracts, one line each (cached in WORK)."""
+    return wmt_french_file(WORK / "general_fr.txt")
 
 
 def clinical_split() -> tuple[Path, Path]:

@@ -19,11 +19,11 @@ import sys
 import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-from benchmarks._common import DATA, RESULTS, machine
+from benchmarks import corpora as C
+from benchmarks._common import RESULTS, machine
 
-DEFAULT_CORPUS = DATA / "corpora" / "e3c-fr" / "layer3_fr_pamj_ccby.jsonl.xz"
-SAMPLE = HERE.parents[1] / "corpora" / "sample" / "e3c_pamj_fr.txt"
+DEFAULT_CORPUS = C.PAMJ
+SAMPLE = C.SAMPLE
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -46,7 +46,7 @@ def main(argv: list[str] | None = None) -> int:
     from biotok.formats import load
     from biotok.metrics import compare
 
-    tdir = tokenizers_dir(args.tokenizers_dir) or DATA / "tokenizers"
+    tdir = tokenizers_dir(args.tokenizers_dir) or C.TOKENIZERS
     toks = [load(t, tokenizers_dir=tdir) for t in args.tokenizers]
     lines = list(iter_lines([args.corpus], args.field))
     if args.max_lines:

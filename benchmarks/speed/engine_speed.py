@@ -25,9 +25,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks._common import DATA, RESULTS, git_commit, machine, require_data, summary
+from benchmarks import corpora as C
+from benchmarks._common import RESULTS, git_commit, machine, require_data, summary
 
-SAMPLE = Path(__file__).resolve().parents[2] / "corpora" / "sample" / "e3c_pamj_fr.txt"
+SAMPLE = C.SAMPLE
 
 
 def plan(work: Path, seeds: int, fraction: float, epochs: int):
@@ -40,7 +41,7 @@ def plan(work: Path, seeds: int, fraction: float, epochs: int):
     tok = work / "wordpiece"
     if not (tok / "tokenizer.json").is_file():
         train_tokenizer([SAMPLE], TrainConfig(algo="wordpiece", vocab_size=2000), tok, force=True)
-    return AblationConfig(tokenizers=(str(tok),), corpus=(str(SAMPLE),), tasks=("e3c",), data_dir=str(DATA / "corpora"),
+    return AblationConfig(tokenizers=(str(tok),), corpus=(str(SAMPLE),), tasks=("e3c",), data_dir=str(C.CORPORA),
                           budget=2, batch_size=4, seq_len=64, seeds=tuple(range(seeds)), n_words=20, n_resamples=200,
                           finetune=FinetuneConfig(epochs=epochs, batch_size=16, train_fraction=fraction))
 

@@ -14,6 +14,7 @@ import argparse
 import tempfile
 from pathlib import Path
 
+from benchmarks import corpora as C
 from benchmarks._common import e3c_text, save, side_by_side, summary
 
 from tokenizers import Tokenizer  # noqa: E402
@@ -81,7 +82,7 @@ def main() -> None:
     print(f"-> {save('normalize_speed', out)}")
 
 
-REPO_SAMPLE = Path(__file__).resolve().parents[2] / "corpora" / "sample" / "e3c_pamj_fr.txt"
+REPO_SAMPLE = C.SAMPLE
 
 if __name__ == "__main__":
     main()

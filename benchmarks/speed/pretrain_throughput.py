@@ -14,91 +14,24 @@ import argparse
 import json
 import platform
 import tempfile
-import time
 from pathlib import Path
 
 import torch
 
-REPO = Path(__file__).resolve().parents[2]
-
-from biotok_train.hf_models import save_hf_tokenizer  # noqa: E402
+from benchmarks import corpora as C
+from benchmarks.speed._mlm_sides import hf_trainer, ours  # noqa: E402
 from biotok_train.pretrain.packed import PackedData  # noqa: E402
-from biotok_train.config import SIZES, OptimConfig, PretrainConfig  # noqa: E402
+from biotok_train.config import SIZES  # noqa: E402
 from biotok_train.pretrain.flops import flops_per_token, mfu, peak_tflops  # noqa: E402
-from biotok_train.pretrain.loop import pretrain  # noqa: E402
-from biotok_train.pretrain.models import Vocab, build  # noqa: E402
 from biotok_train.config import PrepareConfig  # noqa: E402
 from biotok_train.pretrain.prepare import prepare  # noqa: E402
-
-
-def ours(data: Path, args, out: Path) -> dict:
-    cfg = PretrainConfig(size=args.size, steps=args.steps, batch_size=args.batch_size, optim=OptimConfig(lr=1e-4, warmup=0.0),
-                         seed=0, bf16=True, compile=args.compile, log_every=1, device=args.device)
-    r = pretrain(data, cfg, out, progress=False)
-    rows = [json.loads(l) for l in (out / "metrics.jsonl").read_text().splitlines()]
-    a, b = rows[args.skip - 1], rows[-1]
-    tps = (b["tokens"] - a["tokens"]) / (b["time"] - a["time"])
-    return {"tokens_per_s": tps, "final_loss": r.final_loss, "params": r.num_params}
-
-
-class _Timer:
-    """A TrainerCallback that stamps the end of every step."""
-
-    def __init__(self):
-        from transformers import TrainerCallback
-
-        stamps = self.stamps = []
-
-        class CB(TrainerCallback):
-            def on_step_end(self, args, state, control, **kw):
-                if torch.cuda.is_available():
-                    torch.cuda.synchronize()
-                stamps.append(time.perf_counter())
-
-        self.callback = CB()
-
-
-def hf_trainer(data: Path, args, work: Path) -> dict:
-    from transformers import (AutoTokenizer, DataCollatorForLanguageModeling, Trainer, TrainingArguments)
-
-    packed = PackedData(data)
-    save_hf_tokenizer(data / "tokenizer", work / "tok", seq_len=packed.seq_len)
-    tok = AutoTokenizer.from_pretrained(work / "tok")
-    torch.manual_seed(0)
-    vocab = Vocab(packed.vocab_size, packed.pad_id, packed.cls_id, packed.sep_id, packed.mask_id)
-    model = build("mlm", "bert", args.size, vocab, packed.seq_len).model
-
-    class DS(torch.utils.data.Dataset):
-        def __len__(self):
-            return len(packed)
-
-        def __getitem__(self, i):
-            b = packed.batch([i])
-            return {"input_ids": b.input_ids[0], "token_type_ids": b.token_type_ids[0],
-                    "attention_mask": b.attention_mask[0]}
-
-    cuda = torch.cuda.is_available() and args.device != "cpu"
-    targs = TrainingArguments(
-        output_dir=str(work / "hf"), per_device_train_batch_size=args.batch_size, max_steps=args.steps,
-        learning_rate=1e-4, warmup_steps=0, bf16=cuda, logging_steps=10_000, save_strategy="no",
-        report_to=[], dataloader_num_workers=0, seed=0, torch_compile=args.compile, use_cpu=not cuda,
-        disable_tqdm=True,
-    )
-    timer = _Timer()
-    trainer = Trainer(model=model, args=targs, train_dataset=DS(),
-                      data_collator=DataCollatorForLanguageModeling(tok, mlm_probability=0.15),
-                      callbacks=[timer.callback])
-    trainer.train()
-    s = timer.stamps
-    tokens = args.batch_size * packed.seq_len * (len(s) - args.skip)
-    return {"tokens_per_s": tokens / (s[-1] - s[args.skip - 1])}
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", type=Path, help="prepared data dir (default: prepare the sample corpus)")
-    ap.add_argument("--tokenizer", default=str(REPO.parent / "shared/data/tokenizers/camemberta-base"))
-    ap.add_argument("--corpus", default=str(REPO / "corpora/sample/e3c_pamj_fr.txt"))
+    ap.add_argument("--tokenizer", default=str(C.CAMEMBERTA))
+    ap.add_argument("--corpus", default=str(C.SAMPLE))
     ap.add_argument("--seq-len", type=int, default=128)
     ap.add_argument("--size", default="tiny")
     ap.add_argument("--steps", type=int, default=30)

@@ -14,7 +14,7 @@ def measure_throughput(cfg: SuiteConfig, tokenizer: str, corpus: str, work: Path
     """``pretrain`` (what ``biotok-train mlm`` runs) vs HF Trainer, tokens/s and MFU at each seq length."""
     from types import SimpleNamespace
 
-    from benchmarks.speed import pretrain_throughput as PT
+    from benchmarks.speed import _mlm_sides as PT  # the same two sides as benchmarks.speed.pretrain_throughput
 
     from biotok_train.config import SIZES
     from biotok_train.pretrain.packed import PackedData
