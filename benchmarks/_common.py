@@ -125,68 +125,6 @@ def save(name: str, result: dict) -> Path:
     return path
 
 
-def ablation_readme(title: str, script: str, setup: str, report, out: Path) -> str:
-    """README.md of a published ablation: the command, the setup, and a reading in which every
-    number and every verdict comes from the report (nothing typed by hand)."""
-    import json as _json
-
-    from biotok_train.stats import SeedSummary
-
-    arms, mlm_words = report.arms, report.arms[0].mlm_words
-    timings = _json.loads((out / "timings.json").read_text(encoding="utf-8")) if (out / "timings.json").is_file() else {}
-    minutes = sum(timings.values()) / 60
-
-    def cell(s: dict) -> str:  # mean ± std over seeds, the mean alone for one seed
-        return SeedSummary.from_dict(s).format(3)
-
-    lines = [f"# {title}", "", "Regenerate everything here (ablation.md, ablation.json, ablation.png, this README) "
-             "with one command:", "", "```bash", f"python -m benchmarks.experiments.{script}", "```", "",
-             f"The parts timed in `timings.json` add up to {minutes:.0f} minutes on a {machine()['cpu_count']}-core CPU "
-             "(no GPU); `--quick` checks in a few minutes that the script runs.", "", setup, "",
-             "![ablation](ablation.png)", "", "## Reading (computed from ablation.json)", ""]
-    lines.append(f"- Masked-word top-1 on {mlm_words:,} held-out words: "
-                 + "; ".join(f"{a.name} {cell(a.mlm['top1'])}" for a in arms) + ".")
-    if report.mlm_floors:
-        wf = report.mlm_floors
-        beat = [f["arm"] for f in wf if f["beats_floor"]]
-        lines.append(f"- Always answering “{wf[0]['word']}”, the most frequent word of the pretraining text, scores "
-                     f"{wf[0]['reference']:.3f} on the words the first arm could score; "
-                     + ("every arm beats it." if len(beat) == len(wf) else
-                        f"{len(beat)} of {len(wf)} arms beat it" + (f" ({', '.join(beat)})" if beat else "") + "."))
-    for key, t in report.tasks.items():
-        lines.append(f"- {t['name']} {t['metric']} on {t['n_test']} test examples (mean ± std over seed pairs): "
-                     + "; ".join(f"{a.name} {cell(a.metrics[key])}"
-                                 + (f" (floor {cell(a.floors[key])})" if key in a.floors else "") for a in arms) + ".")
-        fl = [f for f in report.floors if f["task"] == key]
-        if fl:
-            beat = [f["arm"] for f in fl if f["beats_floor"]]
-            if len(beat) == len(fl):
-                lines.append(f"- Every pretrained arm beats its random-init floor on {t['name']}: the budget bought "
-                             "something, so the comparison between arms on that task is about the arms.")
-            else:
-                lines.append(f"- {len(beat)} of {len(fl)} pretrained arms beat their random-init floor on {t['name']}"
-                             + (f" ({', '.join(beat)})" if beat else "")
-                             + ": at this budget the arms' differences on that task are not evidence about the "
-                               "vocabularies.")
-    all_floors = [*report.mlm_floors, *report.floors]
-    beaten = sum(f["beats_floor"] for f in all_floors)
-    if all_floors and beaten == len(all_floors):
-        verdict = ("every pretrained arm beats every floor, so the verdicts below compare arms that learned "
-                   "something; their intervals say how sure each one is.")
-    elif all_floors and beaten == 0:
-        verdict = ("no pretrained arm beats any floor (random-init fine-tuning, always answering the most frequent "
-                   "word): nothing in this run is evidence about the vocabularies or the arms, and the report "
-                   "says so instead of ranking noise. The budget must grow (a GPU run) before it can decide.")
-    else:
-        verdict = (f"{beaten} of {len(all_floors)} arm-floor checks pass: trust only the verdicts on the "
-                   "metrics whose arms beat their floors.")
-    lines += ["", f"**In one line**: {verdict}"]
-    lines += ["", "## Verdicts (as in ablation.md)", ""] + [f"- {s}" for s in report.sentences]
-    lines += ["", "Budgets, characters seen, floors and intervals: [ablation.md](ablation.md); every number: "
-              "`ablation.json`.", ""]
-    return "\n".join(lines)
-
-
 def ablation_unigram_l(cfg, out: Path, tok: Path) -> tuple[Path, Path]:
     """The ablation's corpus split in OUT (pretraining and held-out lines) and, trained on its
     pretraining part only (never a held-out line), the biotok Unigram_L of 8,000 pieces ``tok``."""
@@ -209,6 +147,7 @@ def run_published_ablation(cfg, work: Path, tok: Path, slug: str, title: str, do
     import shutil
 
     from biotok_train.ablate import run_ablation
+    from biotok_train.ablate.report import published_readme
 
     out = work / "run"
     ablation_unigram_l(cfg, out, tok)
@@ -217,11 +156,12 @@ def run_published_ablation(cfg, work: Path, tok: Path, slug: str, title: str, do
     if not quick:
         dest = REPO / "docs" / "results" / slug
         dest.mkdir(parents=True, exist_ok=True)
-        for name in ("ablation.md", "ablation.json", "ablation.png", "config.json", "timings.json"):
-            if name != "timings.json" or (out / name).is_file():  # timings: what benchmarks/experiments/time_to_verdict.py reads
+        for name in ("ablation.md", "ablation.json", "ablation.png", "config.json", "timings.json", "costs.json"):
+            if name not in ("timings.json", "costs.json") or (out / name).is_file():  # what time_to_verdict reads
                 shutil.copyfile(out / name, dest / name)
         setup = "Setup: " + " ".join(doc.split("Phases: ", 1)[1].split("\n"))
-        text = ablation_readme(title, script or slug.replace('-', '_'), setup, report, out)
+        text = published_readme(report, out, title=title, setup=setup, cpu_count=machine()["cpu_count"],
+                                command=f"python -m benchmarks.experiments.{script or slug.replace('-', '_')}")
         (dest / "README.md").write_text(text, encoding="utf-8")
         print(f"wrote {dest}", file=sys.stderr)
     print("\n".join(report.sentences))

@@ -34,6 +34,7 @@ PAMJ, LEAFLETS, TOKENIZERS = C.PAMJ, C.LEAFLETS, C.TOKENIZERS
 PUBLISHED = REPO / "docs" / "results" / "probe-fr"
 HELDOUT_EVERY = 10
 MODES = ("raw", "fair")
+TITLE = "Causal-LM probe of French vocabularies on E3C clinical cases"
 
 
 def _rel(p: Path) -> Path:
@@ -146,73 +147,28 @@ def recipe(quick: bool, mode: str, tokenizers: list[str], train: Path, held: Pat
                        seeds=seeds, fair=mode == "fair")
 
 
+def setup(results: dict[str, dict], sizes: dict[str, int], leaflet_mb: float) -> list[str]:
+    """The README's text and vocabulary bullets (the rest is :func:`biotok_train.probe.report.published_readme`)."""
+    st = next(iter(results.values()))["setup"]
+    return [f"- Text: the E3C layer-3 French clinical cases of the Pan African Medical Journal (CC BY 4.0), one "
+            f"document a line; each {HELDOUT_EVERY}th document is held out: {st['train_documents']:,} training "
+            f"documents ({st['train_chars']:,} characters), {st['heldout_documents']:,} held-out documents "
+            f"({st['heldout_chars']:,} characters).",
+            "- Vocabularies: CamemBERTa-base (SentencePiece Unigram, 32k) and CamemBERTv2-base (WordPiece, 32k), "
+            "both trained by their authors on general French web text; biotok "
+            + ", ".join(f"{n} ({s:,} pieces)" for n, s in sizes.items())
+            + f", trained on the training documents plus French biomedical text of the shared data (WMT-biomed "
+            f"French abstracts, CIM-10 labels, FrenchMedMCQA, QUAERO) and the first {leaflet_mb:g} MB of the E3C "
+            "drug leaflets: the clinical cases alone support only about 11,000 Unigram_L pieces (never a held-out "
+            "document)."]
+
+
 def readme(results: dict[str, dict], sizes: dict[str, int], leaflet_mb: float, timings: dict[str, dict],
            command: str = "python -m benchmarks.experiments.probe_fr") -> str:
     """README.md: the command, the setup and a reading in which every number comes from probe.json."""
-    from biotok_train.stats import SeedSummary
+    from biotok_train.probe.report import published_readme
 
-    first = next(iter(results.values()))
-    st = first["setup"]
-    cpu = sum(t["train_cpu_s"] + t["eval_cpu_s"] for tm in timings.values() for t in tm.values()) / 60
-    lines = ["# Causal-LM probe of French vocabularies on E3C clinical cases", "",
-             "Regenerate everything here (" + " and ".join(f"{m}/" for m in results)
-             + ": probe.md, probe.json, probe.png, timings.json; this README) with one command:", "", "```bash", command, "```", "",
-             f"The runs took {cpu:.0f} CPU-minutes in all (timings.json in each folder); `--quick` checks at toy "
-             "size that the script runs.", "",
-             "## Setup", "",
-             f"- Text: the E3C layer-3 French clinical cases of the Pan African Medical Journal (CC BY 4.0), one "
-             f"document a line; each {HELDOUT_EVERY}th document is held out: {st['train_documents']:,} training "
-             f"documents ({st['train_chars']:,} characters), {st['heldout_documents']:,} held-out documents "
-             f"({st['heldout_chars']:,} characters).",
-             "- Vocabularies: CamemBERTa-base (SentencePiece Unigram, 32k) and CamemBERTv2-base (WordPiece, 32k), "
-             "both trained by their authors on general French web text; biotok "
-             + ", ".join(f"{n} ({s:,} pieces)" for n, s in sizes.items())
-             + f", trained on the training documents plus French biomedical text of the shared data (WMT-biomed "
-             f"French abstracts, CIM-10 labels, FrenchMedMCQA, QUAERO) and the first {leaflet_mb:g} MB of the E3C "
-             "drug leaflets: the clinical cases alone support only about 11,000 Unigram_L pieces (never a held-out "
-             "document).",
-             f"- Model: transformers' GPT2LMHeadModel, {st['model']['layers']} layers x {st['model']['hidden']} "
-             f"hidden, the same for every arm; {st['steps']} steps x {st['batch_size']} x {st['seq_len']} = "
-             f"{st['tokens_per_arm']:,} training tokens per arm and seed, seeds {', '.join(map(str, st['seeds']))}.",
-             "- Score: bits per character of the held-out documents (the pieces' negative log-likelihood in bits "
-             "over the documents' characters), beside each vocabulary's unigram floor (add-one unigram model of "
-             "the training pieces); intervals: 95 % paired bootstrap over held-out documents, each drawn with all "
-             "its seeds.", ""]
-    for mode, res in results.items():
-        title = {"raw": "Raw text (not like for like: Unigram_L lowercases)",
-                 "fair": "Fair mode: every arm on the same lowercased text"}[mode]
-        lines += [f"## {title}", "", f"Seeds: {', '.join(map(str, res['setup']['seeds']))}.", "",
-                  f"![{mode}]({mode}/probe.png)", "",
-                  "| arm | bits/char | unigram floor | vs floor [95 % CI] | Δ vs " + res["arms"][0]["name"]
-                  + " [95 % CI] | pieces/char | decodes back |", "|---|---:|---:|---:|---:|---:|---:|"]
-        comps = {c["candidate_arm"]: c for c in res["comparisons"]}
-        for a in res["arms"]:
-            b, v, c = a["bits_per_char"], a["versus_floor"], comps.get(a["name"])
-            cell = SeedSummary.from_dict(b).format()
-            delta = f"{c['difference']:+.3f} [{c['low']:+.3f}, {c['high']:+.3f}]" if c else "reference"
-            lines.append(f"| {a['name']} | {cell} | {a['unigram_floor_bits_per_char']:.3f} | {v['difference']:+.3f} "
-                         f"[{v['low']:+.3f}, {v['high']:+.3f}] | {delta} | {a['pieces_per_char']:.3f} | "
-                         f"{100 * a['round_trip_share']:.0f} % |")
-        below = [a["name"] for a in res["arms"] if a["versus_floor"]["verdict"] == "better"]
-        ranking = sorted(res["arms"], key=lambda a: a["bits_per_char"]["mean"])
-        lines += ["", f"- Below their unigram floor (interval excluding 0): {len(below)} of {len(res['arms'])} arms"
-                  + (f" ({', '.join(below)})" if 0 < len(below) < len(res["arms"]) else "") + ".",
-                  "- Ranking, lowest bits/char first: " + " < ".join(a["name"] for a in ranking) + "."]
-        lines += [f"- {s}" for s in res["verdicts"] if " is " in s]
-        lines += [f"- Note: {n}" for n in res["notes"]] + [""]
-    if "raw" not in results:
-        lines += ["The raw mode (each arm on its own normalization, which is not like for like when one lowercases) "
-                  "was not run for this page: `--modes fair raw` adds it.", ""]
-    if set(results) == set(MODES):
-        rank = {m: [a["name"] for a in sorted(r["arms"], key=lambda a: a["bits_per_char"]["mean"])]
-                for m, r in results.items()}
-        same = rank["raw"] == rank["fair"]
-        lines += ["## Raw against fair", "",
-                  ("The two modes rank the vocabularies the same way." if same else
-                   f"The modes rank the vocabularies differently (raw: {' < '.join(rank['raw'])}; fair: "
-                   f"{' < '.join(rank['fair'])}): the raw ranking owes part of its order to what each normalization "
-                   "throws away."), ""]
-    return "\n".join(lines)
+    return published_readme(results, timings, title=TITLE, command=command, setup=setup(results, sizes, leaflet_mb))
 
 
 def main() -> None:
