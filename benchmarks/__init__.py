@@ -1,13 +1,15 @@
-"""The benchmarks of biotok and biotok-train: a package, so that its scripts share helpers by
-importing them (``from benchmarks._common import ...``, ``from benchmarks import pretrain_throughput``).
+"""The benchmarks of biotok and biotok-train, in two folders:
 
-Run a script from the checkout either way:
+- ``benchmarks/speed/``: speed benchmarks (biotok against its baseline, side by side, as a ratio);
+- ``benchmarks/experiments/``: the published experiments, recipes over ``biotok_train.ablate``
+  and ``biotok_train.probe``.
 
-    python benchmarks/ablation_cpu.py --quick
-    python -m benchmarks.ablation_cpu --quick
-    python -m benchmarks.gpu_suite --dry-run --out /tmp/suite     # a package: -m only
+Every script runs as a module from the checkout (no script imports another; they share only
+``benchmarks._common`` and ``benchmarks.corpora``, the shared corpora paths):
 
-Run as a file, a script's folder is first on ``sys.path``; its first lines put the checkout
-there instead (what ``-m`` does), so ``benchmarks`` imports as a package the same way in both
-cases. ``benchmarks/README.md`` says what each one measures.
+    python -m benchmarks.run_all --quick
+    python -m benchmarks.experiments.ablation_cpu --quick
+    python -m benchmarks.speed.gpu_suite --dry-run --out /tmp/suite
+
+``benchmarks/README.md`` says what each one measures.
 """

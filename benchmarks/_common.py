@@ -1,4 +1,5 @@
-"""Shared helpers for the benchmarks: inputs built from ../shared/data, timing, peak RSS, JSON.
+"""Shared helpers for the benchmarks: inputs built from ../shared/data, timing, peak RSS, JSON,
+and the French CPU ablation's recipe (ablation_cpu publishes it; plateau_fr trains its seed-0 models).
 
 Every benchmark runs biotok and its baseline side by side in one process (alternating runs),
 reports min and median over the runs, and the ratio of medians.
@@ -16,16 +17,12 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from biotok.datadir import shared_data
+from benchmarks.corpora import CAMEMBERTA, CORPORA, DATA, LEAFLETS, PAMJ, REPO
 from biotok.io import open_text, versions
 
-REPO = Path(__file__).resolve().parent.parent
-# The benchmarks live in the checkout, so ../shared/data beside it is their default input.
-DATA = shared_data() or REPO.parent / "shared" / "data"
 CACHE = Path(os.environ.get("BIOTOK_BENCH_CACHE", REPO / "benchmarks" / ".data"))
 # run_all.py --quick points this elsewhere, so a smoke run never replaces the published results.
 RESULTS = Path(os.environ.get("BIOTOK_BENCH_RESULTS", REPO / "benchmarks" / "results"))
-E3C = DATA / "corpora" / "e3c-fr"
 
 
 def require_data() -> None:
@@ -57,8 +54,8 @@ def e3c_text(megabytes: float, name: str = "e3c") -> Path:
     tmp = out.with_suffix(".tmp")
     with open(tmp, "w", encoding="utf-8") as f:
         while written < target:
-            for src in ("layer3_fr_pamj_ccby.jsonl.xz", "layer3_fr_ministere_ccbync.jsonl.xz"):
-                for para in _paragraphs(E3C / src):
+            for src in (PAMJ, LEAFLETS):
+                for para in _paragraphs(src):
                     f.write(para + "\n")
                     written += len(para.encode("utf-8")) + 1
                     if written >= target:
@@ -128,68 +125,6 @@ def save(name: str, result: dict) -> Path:
     return path
 
 
-def ablation_readme(title: str, script: str, setup: str, report, out: Path) -> str:
-    """README.md of a published ablation: the command, the setup, and a reading in which every
-    number and every verdict comes from the report (nothing typed by hand)."""
-    import json as _json
-
-    from biotok_train.stats import SeedSummary
-
-    arms, mlm_words = report.arms, report.arms[0].mlm_words
-    timings = _json.loads((out / "timings.json").read_text(encoding="utf-8")) if (out / "timings.json").is_file() else {}
-    minutes = sum(timings.values()) / 60
-
-    def cell(s: dict) -> str:  # mean ± std over seeds, the mean alone for one seed
-        return SeedSummary.from_dict(s).format(3)
-
-    lines = [f"# {title}", "", "Regenerate everything here (ablation.md, ablation.json, ablation.png, this README) "
-             "with one command:", "", "```bash", f"python benchmarks/{script}", "```", "",
-             f"The parts timed in `timings.json` add up to {minutes:.0f} minutes on a {machine()['cpu_count']}-core CPU "
-             "(no GPU); `--quick` checks in a few minutes that the script runs.", "", setup, "",
-             "![ablation](ablation.png)", "", "## Reading (computed from ablation.json)", ""]
-    lines.append(f"- Masked-word top-1 on {mlm_words:,} held-out words: "
-                 + "; ".join(f"{a.name} {cell(a.mlm['top1'])}" for a in arms) + ".")
-    if report.mlm_floors:
-        wf = report.mlm_floors
-        beat = [f["arm"] for f in wf if f["beats_floor"]]
-        lines.append(f"- Always answering “{wf[0]['word']}”, the most frequent word of the pretraining text, scores "
-                     f"{wf[0]['reference']:.3f} on the words the first arm could score; "
-                     + ("every arm beats it." if len(beat) == len(wf) else
-                        f"{len(beat)} of {len(wf)} arms beat it" + (f" ({', '.join(beat)})" if beat else "") + "."))
-    for key, t in report.tasks.items():
-        lines.append(f"- {t['name']} {t['metric']} on {t['n_test']} test examples (mean ± std over seed pairs): "
-                     + "; ".join(f"{a.name} {cell(a.metrics[key])}"
-                                 + (f" (floor {cell(a.floors[key])})" if key in a.floors else "") for a in arms) + ".")
-        fl = [f for f in report.floors if f["task"] == key]
-        if fl:
-            beat = [f["arm"] for f in fl if f["beats_floor"]]
-            if len(beat) == len(fl):
-                lines.append(f"- Every pretrained arm beats its random-init floor on {t['name']}: the budget bought "
-                             "something, so the comparison between arms on that task is about the arms.")
-            else:
-                lines.append(f"- {len(beat)} of {len(fl)} pretrained arms beat their random-init floor on {t['name']}"
-                             + (f" ({', '.join(beat)})" if beat else "")
-                             + ": at this budget the arms' differences on that task are not evidence about the "
-                               "vocabularies.")
-    all_floors = [*report.mlm_floors, *report.floors]
-    beaten = sum(f["beats_floor"] for f in all_floors)
-    if all_floors and beaten == len(all_floors):
-        verdict = ("every pretrained arm beats every floor, so the verdicts below compare arms that learned "
-                   "something; their intervals say how sure each one is.")
-    elif all_floors and beaten == 0:
-        verdict = ("no pretrained arm beats any floor (random-init fine-tuning, always answering the most frequent "
-                   "word): nothing in this run is evidence about the vocabularies or the arms, and the report "
-                   "says so instead of ranking noise. The budget must grow (a GPU run) before it can decide.")
-    else:
-        verdict = (f"{beaten} of {len(all_floors)} arm-floor checks pass: trust only the verdicts on the "
-                   "metrics whose arms beat their floors.")
-    lines += ["", f"**In one line**: {verdict}"]
-    lines += ["", "## Verdicts (as in ablation.md)", ""] + [f"- {s}" for s in report.sentences]
-    lines += ["", "Budgets, characters seen, floors and intervals: [ablation.md](ablation.md); every number: "
-              "`ablation.json`.", ""]
-    return "\n".join(lines)
-
-
 def ablation_unigram_l(cfg, out: Path, tok: Path) -> tuple[Path, Path]:
     """The ablation's corpus split in OUT (pretraining and held-out lines) and, trained on its
     pretraining part only (never a held-out line), the biotok Unigram_L of 8,000 pieces ``tok``."""
@@ -212,6 +147,7 @@ def run_published_ablation(cfg, work: Path, tok: Path, slug: str, title: str, do
     import shutil
 
     from biotok_train.ablate import run_ablation
+    from biotok_train.ablate.report import published_readme
 
     out = work / "run"
     ablation_unigram_l(cfg, out, tok)
@@ -220,12 +156,41 @@ def run_published_ablation(cfg, work: Path, tok: Path, slug: str, title: str, do
     if not quick:
         dest = REPO / "docs" / "results" / slug
         dest.mkdir(parents=True, exist_ok=True)
-        for name in ("ablation.md", "ablation.json", "ablation.png", "config.json", "timings.json"):
-            if name != "timings.json" or (out / name).is_file():  # timings: what benchmarks/time_to_verdict.py reads
+        for name in ("ablation.md", "ablation.json", "ablation.png", "config.json", "timings.json", "costs.json"):
+            if name not in ("timings.json", "costs.json") or (out / name).is_file():  # what time_to_verdict reads
                 shutil.copyfile(out / name, dest / name)
         setup = "Setup: " + " ".join(doc.split("Phases: ", 1)[1].split("\n"))
-        text = ablation_readme(title, script or f"{slug.replace('-', '_')}.py", setup, report, out)
+        text = published_readme(report, out, title=title, setup=setup, cpu_count=machine()["cpu_count"],
+                                command=f"python -m benchmarks.experiments.{script or slug.replace('-', '_')}")
         (dest / "README.md").write_text(text, encoding="utf-8")
         print(f"wrote {dest}", file=sys.stderr)
     print("\n".join(report.sentences))
     return report
+
+
+PLATEAU_BUDGET = 6000  # the first published run (docs/results/ablation-cpu/): its arms are on the plateau
+
+
+def ablation_cpu_recipe(tokenizer: Path, quick: bool, budget: int = PLATEAU_BUDGET):
+    """The French CPU ablation (ablation_cpu; plateau_fr trains its seed-0 models): everything the comparison holds equal across the two vocabularies."""
+    from biotok_train.config import AblationConfig, FinetuneConfig, OptimConfig  # lazy: torch-side config, only for the experiments
+
+    past = budget != PLATEAU_BUDGET and not quick  # the run at a budget that plateau_fr.py found (its seed-0 models reused)
+    return AblationConfig(
+        tokenizers=(str(CAMEMBERTA), str(tokenizer)), corpus=(str(PAMJ),), field_name="text", tasks=("e3c",),
+        data_dir=str(CORPORA), sizes=("tiny",), budget=20 if quick else budget, batch_size=8, seq_len=128,
+        lr=2e-3, pretrain_seeds=(0,) if past else (0, 1), seeds=(0, 1, 2) if past else (0, 1),
+        finetune=FinetuneConfig(epochs=1 if quick else 10, optim=OptimConfig(lr=5e-4), max_train_sentences=40 if quick else 0),
+        n_words=100 if quick else 1000,
+        probe=400 if past else 0,  # past the plateau: does the causal-LM probe rank as the MLM does?
+    )
+
+
+def ablation_cpu_workdir(budget: int, quick: bool) -> Path:
+    """The ablation's work folder for ``budget`` (benchmarks/experiments/plateau_fr.py trains its seed-0 models there)."""
+    return CACHE / ("ablation_cpu_quick" if quick else "ablation_cpu" + ablation_cpu_suffix(budget))
+
+
+def ablation_cpu_suffix(budget: int) -> str:
+    """What a budget adds to the names of the work folder and the published one (ablation-cpu-BUDGET)."""
+    return "" if budget == PLATEAU_BUDGET else f"-{budget}"

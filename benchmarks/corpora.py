@@ -1,19 +1,21 @@
 """The shared corpora the experiments read, named once: where each lives in ../shared/data
 (``$BIOTOK_SHARED_DATA``; see its MANIFEST.md), and readers of the French text they hold.
 
-Every recipe takes its paths from here (the older scripts still spell some of them; they move
-here when they become recipes).
+Every script takes its paths from here: the shared data's corpora and tokenizers, and the
+checkout's own small sample and term list.
 """
 
 from __future__ import annotations
 
 import csv
+import io
 import json
 import tarfile
 from pathlib import Path
 from typing import Iterator
 
 from biotok.datadir import shared_data
+from biotok.datasets.named import QUAERO_TAR
 from biotok.io import open_text
 
 REPO = Path(__file__).resolve().parent.parent
@@ -27,9 +29,16 @@ LEAFLETS = E3C / "layer3_fr_ministere_ccbync.jsonl.xz"  # E3C layer 3, French dr
 WMT_BIOMED_TRAIN = CORPORA / "wmt-biomed-fr-en" / "wmt_biomed_train_medline_scielo_edp_fr-en.tar.xz"
 WMT_BIOMED_FR = ("./medline_d1.fr", "./scielo_d1.fr", "./edp_d1.fr")  # its French sides, one sentence a line
 CIM10 = CORPORA / "edsnlp-fr-terminology" / "cim10.csv.gz"  # CIM-10 (French ICD-10) codes and labels
+FRENCHMEDMCQA = CORPORA / "frenchmedmcqa"  # {train,dev,test}.json.gz: questions and answers
+QUAERO = CORPORA / QUAERO_TAR  # QUAERO French medical corpus (EMEA and MEDLINE texts)
+LABFORSIMS = CORPORA / "labforsims2-fr-dialogues" / "labforsims2-corpus.tar.xz"  # simulated clinical dialogues
 GPU_SUITE_H200 = DATA.parent / "gpu" / "h200-2026-11-27"  # the GPU suite's first run, on one H200 (its README)
 CAMEMBERTA = TOKENIZERS / "camemberta-base"
 CAMEMBERTV2 = TOKENIZERS / "camembertv2-base"
+BERT_BASE_CASED = TOKENIZERS / "bert-base-cased"
+
+SAMPLE = REPO / "corpora" / "sample" / "e3c_pamj_fr.txt"  # in the checkout: a small PAMJ sample (no shared data needed)
+TERMS_FR = REPO / "corpora" / "terms" / "fr_biomedical.txt"  # in the checkout: French biomedical terms
 
 FRENCH_TASKS = ("e3c", "quaero-emea-drb", "quaero-medline-drb", "morfitt", "frenchmedmcqa")
 """The French tasks the experiments evaluate (registered in biotok_train.tasks)."""
@@ -72,6 +81,22 @@ def wmt_biomed_french() -> Iterator[str]:
                     yield line
 
 
+def wmt_french_file(out: Path) -> Path:
+    """The French side of the WMT-biomed training abstracts written once to ``out``, one stripped
+    line each (the general text of the transfer and Table 9 CPU runs); reused when it exists."""
+    if out.is_file():
+        return out
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_suffix(".tmp")
+    with tarfile.open(WMT_BIOMED_TRAIN, "r:xz") as tar, open(tmp, "w", encoding="utf-8") as f:
+        for name in WMT_BIOMED_FR:
+            for line in io.TextIOWrapper(tar.extractfile(name), encoding="utf-8"):
+                if line.strip():
+                    f.write(line.strip() + "\n")
+    tmp.rename(out)
+    return out
+
+
 def cim10_labels() -> Iterator[str]:
     """The CIM-10 labels (their long French form), one a line."""
     with open_text(CIM10, newline=None) as f:
@@ -81,7 +106,7 @@ def cim10_labels() -> Iterator[str]:
 
 
 __all__ = [
-    "CAMEMBERTA", "CAMEMBERTV2", "CIM10", "CORPORA", "DATA", "E3C", "FRENCH_TASKS", "GPU_SUITE_H200", "LEAFLETS", "PAMJ", "TOKENIZERS",
-    "WMT_BIOMED_FR", "WMT_BIOMED_TRAIN", "cim10_labels", "leaflet_texts", "pamj_documents", "require_data",
-    "wmt_biomed_french",
+    "BERT_BASE_CASED", "CAMEMBERTA", "CAMEMBERTV2", "CIM10", "CORPORA", "DATA", "E3C", "FRENCHMEDMCQA", "FRENCH_TASKS",
+    "GPU_SUITE_H200", "LABFORSIMS", "LEAFLETS", "PAMJ", "QUAERO", "REPO", "SAMPLE", "TERMS_FR", "TOKENIZERS", "WMT_BIOMED_FR", "WMT_BIOMED_TRAIN", "cim10_labels", "leaflet_texts", "pamj_documents", "require_data",
+    "wmt_biomed_french", "wmt_french_file",
 ]

@@ -1,7 +1,7 @@
 """Run every benchmark and print every ratio (each script also writes benchmarks/results/*.json).
 
-    python benchmarks/run_all.py            # full sizes (about an hour on 2 cores)
-    python benchmarks/run_all.py --quick    # small inputs, one run: checks that all still work
+    python -m benchmarks.run_all            # full sizes (about an hour on 2 cores)
+    python -m benchmarks.run_all --quick    # small inputs, one run: checks that all still work
 
 --quick writes its JSON under benchmarks/.data/quick-results/, never over benchmarks/results/.
 """
@@ -12,29 +12,25 @@ import argparse
 import os
 import subprocess
 import sys
-from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-if __name__ == "__main__" and not __package__:  # run as a file: the checkout first, as with -m
-    sys.path[0] = str(Path(__file__).resolve().parents[1])
-from benchmarks._common import CACHE, DATA, RESULTS  # noqa: E402
+from benchmarks._common import CACHE, DATA, REPO
 
 QUICK_RESULTS = CACHE / "quick-results"  # a smoke run never replaces benchmarks/results/
 FULL = [
-    ["normalize_speed.py", "--mb", "20", "--runs", "3"],
-    ["compare_speed.py", "--runs", "3"],
-    ["train_speed.py", "--sizes", "100,1000", "--runs", "3"],
-    ["train_scale.py"],
-    ["pretrain_throughput.py", "--json", str(HERE.parent / "biotok" / "data" / "pretrain_throughput.json")],  # ships: biotok cost reads it
-    ["finetune_speed.py"],
+    ["normalize_speed", "--mb", "20", "--runs", "3"],
+    ["compare_speed", "--runs", "3"],
+    ["train_speed", "--sizes", "100,1000", "--runs", "3"],
+    ["train_scale"],
+    ["pretrain_throughput", "--json", str(REPO / "biotok" / "data" / "pretrain_throughput.json")],  # ships: biotok cost reads it
+    ["finetune_speed"],
 ]
 QUICK = [
-    ["normalize_speed.py", "--mb", "2", "--runs", "1"],
-    ["compare_speed.py", "--runs", "1", "--max-lines", "300"],
-    ["train_speed.py", "--sizes", "3,6", "--runs", "1", "--vocab-size", "4000"],
-    ["train_scale.py", "--quick"],
-    ["pretrain_throughput.py", "--steps", "6", "--skip", "2", "--json", str(QUICK_RESULTS / "pretrain_throughput.json")],
-    ["finetune_speed.py", "--quick"],
+    ["normalize_speed", "--mb", "2", "--runs", "1"],
+    ["compare_speed", "--runs", "1", "--max-lines", "300"],
+    ["train_speed", "--sizes", "3,6", "--runs", "1", "--vocab-size", "4000"],
+    ["train_scale", "--quick"],
+    ["pretrain_throughput", "--steps", "6", "--skip", "2", "--json", str(QUICK_RESULTS / "pretrain_throughput.json")],
+    ["finetune_speed", "--quick"],
 ]
 
 
@@ -48,9 +44,8 @@ def main() -> None:
         os.environ["BIOTOK_BENCH_RESULTS"] = str(QUICK_RESULTS)
     failed = []
     for cmd in QUICK if args.quick else FULL:
-        script = HERE / cmd[0]
         print(f"== {' '.join(cmd)}", flush=True)
-        proc = subprocess.run([sys.executable, str(script), *cmd[1:]])
+        proc = subprocess.run([sys.executable, "-m", f"benchmarks.speed.{cmd[0]}", *cmd[1:]], cwd=REPO)
         if proc.returncode != 0:
             failed.append(cmd[0])
     if failed:

@@ -68,7 +68,7 @@ def default_throughput(path: str | os.PathLike[str] = THROUGHPUT_TABLE) -> Throu
     except (ValueError, KeyError, TypeError):
         return None
     what = ", ".join(f"{k} {d[k]}" for k in ("size", "device", "seq_len", "batch_size") if k in d)
-    return Throughput(tps, f"measured by benchmarks/pretrain_throughput.py ({what})")
+    return Throughput(tps, f"measured by benchmarks/speed/pretrain_throughput.py ({what})")
 
 
 @dataclass(frozen=True)

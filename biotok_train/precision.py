@@ -3,7 +3,7 @@ the probe and evaluation.
 
 A CUDA GPU with bf16 support, or a CPU whose flags list ``amx_bf16`` (Intel AMX) or
 ``avx512_bf16`` (AVX-512 BF16: recent Xeons, AMD Zen 4+). Measured on an AMD EPYC with
-avx512_bf16 and no AMX (``python benchmarks/cpu_bf16.py``, one thread, a MiniLM-shaped
+avx512_bf16 and no AMX (``python -m benchmarks.speed.cpu_bf16``, one thread, a MiniLM-shaped
 ``BertForTokenClassification`` step, 6 x 384, batch 16 x 64, AdamW): 1.09 s fp32, 0.71 s under bf16
 autocast (1.54x; 1.64x in a quieter run); fine-tuning a MiniLM-sized model 1.69x fewer CPU-seconds,
 the tiny BERT 1.23x, the probe 1.14x (benchmarks/README.md). The issue's Xeon with AMX: 2.8 s vs 0.8 s.

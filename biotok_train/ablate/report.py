@@ -85,7 +85,7 @@ def write_report(res: Results, arms: list[ArmResult], comparisons: list[dict], f
 def cost_summary(res: Results) -> dict:
     """costs.json: every job's CPU seconds (``time.process_time`` of the process that ran it), wall
     seconds and device, in all and per arm (pretraining, evaluation, fine-tuning with its floors'
-    and the curve's runs); the one cost format (benchmarks/time_to_verdict.py reads it)."""
+    and the curve's runs); the one cost format (benchmarks/experiments/time_to_verdict.py reads it)."""
     by_arm: dict[str, dict[str, float]] = {}
     for key, c in res.costs.items():
         kind, arm = key.split("/")[0], _arm_of(key)
@@ -411,3 +411,76 @@ def publish(report: AblationReport, out: Path, *, title: str, command: str, intr
         with atomic_file(out / src.name, force=True) as tmp:
             shutil.copyfile(src, tmp)
     return out / "README.md"
+
+
+def published_readme(report: AblationReport, out: Path, *, title: str, command: str, setup: str,
+                     cpu_count: int | None = None) -> str:
+    """README.md of a published CPU ablation (the recipes of benchmarks/experiments/): the command,
+    its cost, the setup, and a reading in which every number and verdict comes from ``report``."""
+    lines = [f"# {title}", "", "Regenerate everything here (ablation.md, ablation.json, ablation.png, this README) "
+             "with one command:", "", "```bash", command, "```", "", _cost_line(out, cpu_count or os.cpu_count()), "",
+             setup, "", "![ablation](ablation.png)", "", "## Reading (computed from ablation.json)", ""]
+    lines += _reading_lines(report)
+    lines += ["", f"**In one line**: {_one_line_verdict(report)}"]
+    lines += ["", "## Verdicts (as in ablation.md)", ""] + [f"- {s}" for s in report.sentences]
+    lines += ["", "Budgets, characters seen, floors and intervals: [ablation.md](ablation.md); every number: "
+              "`ablation.json`.", ""]
+    return "\n".join(lines)
+
+
+def _cost_line(out: Path, cpu_count: int | None) -> str:
+    """What the run cost: the phases of ``timings.json`` (the runs published before costs.json), else
+    the jobs' CPU seconds of ``costs.json``."""
+    import json  # lazy: only the published README reads these files
+
+    tail = f" on a {cpu_count}-core CPU (no GPU); `--quick` checks in a few minutes that the script runs."
+    if (out / "timings.json").is_file():
+        minutes = sum(json.loads((out / "timings.json").read_text(encoding="utf-8")).values()) / 60
+        return f"The parts timed in `timings.json` add up to {minutes:.0f} minutes" + tail
+    costs = out / "costs.json"
+    minutes = json.loads(costs.read_text(encoding="utf-8"))["total_cpu_s"] / 60 if costs.is_file() else 0.0
+    return f"The jobs' CPU time in `costs.json` adds up to {minutes:.0f} minutes" + tail
+
+
+def _reading_lines(report: AblationReport) -> list[str]:
+    """One line per measure: masked words (with the most-frequent-word floor), then each task with its floors."""
+    arms = report.arms
+    lines = [f"- Masked-word top-1 on {arms[0].mlm_words:,} held-out words: "
+             + "; ".join(f"{a.name} {_cell(a.mlm['top1'])}" for a in arms) + "."]
+    if report.mlm_floors:
+        wf = report.mlm_floors
+        beat = [f["arm"] for f in wf if f["beats_floor"]]
+        lines.append(f"- Always answering “{wf[0]['word']}”, the most frequent word of the pretraining text, scores "
+                     f"{wf[0]['reference']:.3f} on the words the first arm could score; "
+                     + ("every arm beats it." if len(beat) == len(wf) else
+                        f"{len(beat)} of {len(wf)} arms beat it" + (f" ({', '.join(beat)})" if beat else "") + "."))
+    for key, t in report.tasks.items():
+        lines.append(f"- {t['name']} {t['metric']} on {t['n_test']} test examples (mean ± std over seed pairs): "
+                     + "; ".join(f"{a.name} {_cell(a.metrics[key])}"
+                                 + (f" (floor {_cell(a.floors[key])})" if key in a.floors else "") for a in arms) + ".")
+        fl = [f for f in report.floors if f["task"] == key]
+        beat = [f["arm"] for f in fl if f["beats_floor"]]
+        if fl and len(beat) == len(fl):
+            lines.append(f"- Every pretrained arm beats its random-init floor on {t['name']}: the budget bought "
+                         "something, so the comparison between arms on that task is about the arms.")
+        elif fl:
+            lines.append(f"- {len(beat)} of {len(fl)} pretrained arms beat their random-init floor on {t['name']}"
+                         + (f" ({', '.join(beat)})" if beat else "")
+                         + ": at this budget the arms' differences on that task are not evidence about the "
+                           "vocabularies.")
+    return lines
+
+
+def _one_line_verdict(report: AblationReport) -> str:
+    """The run in one sentence, from how many arm-floor checks pass."""
+    checks = [*report.mlm_floors, *report.floors]
+    beaten = sum(f["beats_floor"] for f in checks)
+    if checks and beaten == len(checks):
+        return ("every pretrained arm beats every floor, so the verdicts below compare arms that learned "
+                "something; their intervals say how sure each one is.")
+    if checks and beaten == 0:
+        return ("no pretrained arm beats any floor (random-init fine-tuning, always answering the most frequent "
+                "word): nothing in this run is evidence about the vocabularies or the arms, and the report "
+                "says so instead of ranking noise. The budget must grow (a GPU run) before it can decide.")
+    return (f"{beaten} of {len(checks)} arm-floor checks pass: trust only the verdicts on the "
+            "metrics whose arms beat their floors.")

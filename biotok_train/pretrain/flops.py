@@ -1,6 +1,6 @@
 """Model FLOPs utilization (MFU): the one FLOPs-per-token formula and the one GPU peak table,
 used by the pretraining loop (``mfu`` in its metrics and result) and by the benchmarks
-(``benchmarks/gpu_suite``, ``benchmarks/pretrain_throughput.py``).
+(``benchmarks/gpu_suite``, ``benchmarks/speed/pretrain_throughput.py``).
 
 MFU = tokens/s × training FLOPs per token / peak FLOP/s. The FLOPs per token count the
 matmuls only (PaLM, appendix B): 6 per dense weight (forward + backward), 12·L·d·s for the

@@ -263,4 +263,70 @@ def write_report(report: ProbeReport, folder: Path, out: Path | None = None) -> 
     return report
 
 
-__all__ = ["ProbeReport", "build_report", "command", "format_markdown", "plot", "versions_line", "write_report"]
+def published_readme(results: dict[str, dict], timings: dict[str, dict], *, title: str, command: str,
+                     setup: Sequence[str]) -> str:
+    """README.md of a published probe: the command, its CPU time, the recipe's ``setup`` bullets (its
+    text and vocabularies), the model and score, then per mode (raw, fair: each its probe.json) the
+    table and the sentences computed from it, and whether the two modes rank alike."""
+    st = next(iter(results.values()))["setup"]
+    cpu = sum(t["train_cpu_s"] + t["eval_cpu_s"] for tm in timings.values() for t in tm.values()) / 60
+    lines = [f"# {title}", "",
+             "Regenerate everything here (" + " and ".join(f"{m}/" for m in results)
+             + ": probe.md, probe.json, probe.png, timings.json; this README) with one command:", "", "```bash", command, "```", "",
+             f"The runs took {cpu:.0f} CPU-minutes in all (timings.json in each folder); `--quick` checks at toy "
+             "size that the script runs.", "", "## Setup", "", *setup,
+             f"- Model: transformers' GPT2LMHeadModel, {st['model']['layers']} layers x {st['model']['hidden']} "
+             f"hidden, the same for every arm; {st['steps']} steps x {st['batch_size']} x {st['seq_len']} = "
+             f"{st['tokens_per_arm']:,} training tokens per arm and seed, seeds {', '.join(map(str, st['seeds']))}.",
+             "- Score: bits per character of the held-out documents (the pieces' negative log-likelihood in bits "
+             "over the documents' characters), beside each vocabulary's unigram floor (add-one unigram model of "
+             "the training pieces); intervals: 95 % paired bootstrap over held-out documents, each drawn with all "
+             "its seeds.", ""]
+    for mode, res in results.items():
+        lines += _mode_section(mode, res)
+    if "raw" not in results:
+        lines += ["The raw mode (each arm on its own normalization, which is not like for like when one lowercases) "
+                  "was not run for this page: `--modes fair raw` adds it.", ""]
+    if set(results) == {"raw", "fair"}:
+        lines += _modes_compared(results)
+    return "\n".join(lines)
+
+
+def _mode_section(mode: str, res: dict) -> list[str]:
+    """One mode's table (bits/char, floor, difference to the reference) and its computed sentences."""
+    title = {"raw": "Raw text (not like for like: Unigram_L lowercases)",
+             "fair": "Fair mode: every arm on the same lowercased text"}[mode]
+    lines = [f"## {title}", "", f"Seeds: {', '.join(map(str, res['setup']['seeds']))}.", "",
+             f"![{mode}]({mode}/probe.png)", "",
+             "| arm | bits/char | unigram floor | vs floor [95 % CI] | Δ vs " + res["arms"][0]["name"]
+             + " [95 % CI] | pieces/char | decodes back |", "|---|---:|---:|---:|---:|---:|---:|"]
+    comps = {c["candidate_arm"]: c for c in res["comparisons"]}
+    for a in res["arms"]:
+        b, v, c = a["bits_per_char"], a["versus_floor"], comps.get(a["name"])
+        delta = f"{c['difference']:+.3f} [{c['low']:+.3f}, {c['high']:+.3f}]" if c else "reference"
+        lines.append(f"| {a['name']} | {S.SeedSummary.from_dict(b).format()} | {a['unigram_floor_bits_per_char']:.3f} | "
+                     f"{v['difference']:+.3f} [{v['low']:+.3f}, {v['high']:+.3f}] | {delta} | {a['pieces_per_char']:.3f} | "
+                     f"{100 * a['round_trip_share']:.0f} % |")
+    below = [a["name"] for a in res["arms"] if a["versus_floor"]["verdict"] == "better"]
+    ranking = sorted(res["arms"], key=lambda a: a["bits_per_char"]["mean"])
+    lines += ["", f"- Below their unigram floor (interval excluding 0): {len(below)} of {len(res['arms'])} arms"
+              + (f" ({', '.join(below)})" if 0 < len(below) < len(res["arms"]) else "") + ".",
+              "- Ranking, lowest bits/char first: " + " < ".join(a["name"] for a in ranking) + "."]
+    lines += [f"- {s}" for s in res["verdicts"] if " is " in s]
+    return lines + [f"- Note: {n}" for n in res["notes"]] + [""]
+
+
+def _modes_compared(results: dict[str, dict]) -> list[str]:
+    """Whether the raw and the fair mode rank the vocabularies alike (lowest bits/char first)."""
+    rank = {m: [a["name"] for a in sorted(r["arms"], key=lambda a: a["bits_per_char"]["mean"])]
+            for m, r in results.items()}
+    same = rank["raw"] == rank["fair"]
+    return ["## Raw against fair", "",
+            ("The two modes rank the vocabularies the same way." if same else
+             f"The modes rank the vocabularies differently (raw: {' < '.join(rank['raw'])}; fair: "
+             f"{' < '.join(rank['fair'])}): the raw ranking owes part of its order to what each normalization "
+             "throws away."), ""]
+
+
+__all__ = ["ProbeReport", "build_report", "command", "format_markdown", "plot", "published_readme", "versions_line",
+           "write_report"]

@@ -1,4 +1,4 @@
-"""benchmarks/ablation_gpu_fr.py (CPU side) and benchmarks/corpora.py: the shared corpora's readers, and a
+"""benchmarks/experiments/ablation_gpu_fr.py (CPU side) and benchmarks/corpora.py: the shared corpora's readers, and a
 README whose every sentence comes from the numbers."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from benchmarks import ablation_gpu_fr as A
+from benchmarks.experiments import ablation_gpu_fr as A
 from benchmarks import corpora as C
 
 HELD = ["Le patient a de la fièvre.", "Une Toux sèche depuis deux jours."]
@@ -58,7 +58,7 @@ def test_readme_from_the_numbers(tmp_path, tiny_unigram, tiny_wordpiece):
     chars = [len(s.lower()) for s in HELD]
     probe, text, metrics = _work(tmp_path, chars)
     vocabs = {"camemberta-base": str(tiny_wordpiece), "Unigram_L-32k": str(tiny_unigram)}
-    A.publish(tmp_path / "page", "python -m benchmarks.ablation_gpu_fr", text, metrics, probe, vocabs, tmp_path)
+    A.publish(tmp_path / "page", "python -m benchmarks.experiments.ablation_gpu_fr", text, metrics, probe, vocabs, tmp_path)
     readme = (tmp_path / "page" / "README.md").read_text(encoding="utf-8")
     assert "**Status: the GPU side is pending.**" in readme and "## The GPU side (plan)" in readme
     assert "- 1 lines left out because they are or contain one of the 1,234 dev and test sentences of e3c, morfitt" in readme

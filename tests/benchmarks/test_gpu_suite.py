@@ -1,4 +1,4 @@
-"""benchmarks/gpu_suite (python -m benchmarks.gpu_suite): the config and command line, the results JSON and the
+"""benchmarks/speed/gpu_suite (python -m benchmarks.speed.gpu_suite): the config and command line, the results JSON and the
 README tables, the packed-rows check itself, and the whole --dry-run on CPU (slow)."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import sys
 
 import pytest
 
-from benchmarks import gpu_suite as G
-from benchmarks.gpu_suite import equivalence as E
+from benchmarks.speed import gpu_suite as G
+from benchmarks.speed.gpu_suite import equivalence as E
 from tests.conftest import REPO
 
 
@@ -55,7 +55,7 @@ def _result(name: str, dry_run: bool = False) -> dict:
            "ratio": 2.0, "biotok_mfu": 0.44, "hf_mfu": 0.22, "met_ratio": True, "met_mfu": True}
     return {"schema": G.SCHEMA, "dry_run": dry_run, "device": {"name": name}, "versions": {"torch": "2.13"},
             "config": {"check_size": "small"}, "started_utc": "2026-11-23T10:00:00Z", "wall_s": 1200.0,
-            "command": "python -m benchmarks.gpu_suite",
+            "command": "python -m benchmarks.speed.gpu_suite",
             "steps": {"equivalence": {"status": "passed", "checks": checks},
                       "throughput": {"status": "passed", "size": "base", "runs": [run]},
                       "ablation": {"status": "passed", "size": "small", "budget": 3000, "task": "e3c", "wall_s": 400,
@@ -145,7 +145,7 @@ def test_fixed_gumbel_noise_is_restored(tiny_data):
 def test_dry_run_on_cpu(tmp_path):
     """Every step at toy size on CPU: exit 0, the JSON says what ran, what was skipped and why."""
     out = tmp_path / "results"
-    proc = subprocess.run([sys.executable, "-m", "benchmarks.gpu_suite", "--dry-run", "--out", str(out),
+    proc = subprocess.run([sys.executable, "-m", "benchmarks.speed.gpu_suite", "--dry-run", "--out", str(out),
                            "--work", str(tmp_path / "work")], capture_output=True, text=True, timeout=1800, cwd=REPO)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     r = json.loads((out / "dry-run-cpu.json").read_text(encoding="utf-8"))
@@ -179,7 +179,7 @@ def _fake_inputs(cfg, work):
 
 
 def test_the_json_is_written_after_every_step_and_a_cut_run_keeps_it(tmp_path, monkeypatch):
-    from benchmarks.gpu_suite import run as R
+    from benchmarks.speed.gpu_suite import run as R
 
     done = []
 
@@ -200,7 +200,7 @@ def test_the_json_is_written_after_every_step_and_a_cut_run_keeps_it(tmp_path, m
 
 
 def test_a_step_that_would_not_fit_is_skipped_and_said_so(tmp_path, monkeypatch):
-    from benchmarks.gpu_suite import run as R
+    from benchmarks.speed.gpu_suite import run as R
 
     monkeypatch.setattr(R, "_inputs", _fake_inputs)
     monkeypatch.setattr(R, "_run_step", lambda name, *a: G.StepResult(status="passed"))
@@ -211,7 +211,7 @@ def test_a_step_that_would_not_fit_is_skipped_and_said_so(tmp_path, monkeypatch)
 
 
 def test_a_failed_step_records_its_root_cause():
-    from benchmarks.gpu_suite import run as R
+    from benchmarks.speed.gpu_suite import run as R
 
     def boom():
         try:
@@ -237,7 +237,7 @@ def test_the_profile_step_names_the_top_operators_of_the_loop_step(tiny_data, tm
 
 
 def test_the_ablation_step_reports_each_arms_pretraining_speed(tmp_path):
-    from benchmarks.gpu_suite.ablation import pretraining_speed
+    from benchmarks.speed.gpu_suite.ablation import pretraining_speed
 
     run = tmp_path / "ablation" / "runs" / "arm-a"
     run.mkdir(parents=True)

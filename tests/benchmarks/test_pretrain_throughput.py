@@ -9,7 +9,7 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from benchmarks import pretrain_throughput as PT  # noqa: E402
+from benchmarks.speed import _mlm_sides as PT  # noqa: E402
 from biotok_train.config import PrepareConfig  # noqa: E402
 from biotok_train.pretrain.prepare import prepare  # noqa: E402
 

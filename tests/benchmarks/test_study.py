@@ -1,4 +1,4 @@
-"""benchmarks/study.py: verdicts follow the numbers, and the cache key follows the inputs."""
+"""benchmarks/experiments/study.py: verdicts follow the numbers, and the cache key follows the inputs."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from biotok.config import TrainConfig
 
 @pytest.fixture(scope="module")
 def study():
-    from benchmarks import study
+    from benchmarks.experiments import study
 
     return study
 

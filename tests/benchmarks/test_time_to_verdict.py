@@ -1,10 +1,10 @@
-"""benchmarks/time_to_verdict.py: the table is computed from each experiment's own files."""
+"""benchmarks/experiments/time_to_verdict.py: the table is computed from each experiment's own files."""
 
 from __future__ import annotations
 
 import json
 
-from benchmarks import time_to_verdict as V
+from benchmarks.experiments import time_to_verdict as V
 
 
 def _write(path, obj):

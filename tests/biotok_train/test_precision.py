@@ -11,7 +11,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from benchmarks.gpu_suite.config import TOLERANCES  # noqa: E402
+from benchmarks.speed.gpu_suite.config import TOLERANCES  # noqa: E402
 from biotok_train import precision  # noqa: E402
 from biotok_train.config import FinetuneConfig, OptimConfig, PrepareConfig, PretrainConfig, ProbeConfig  # noqa: E402
 

@@ -160,3 +160,23 @@ def test_sliding_windows_score_every_piece_once():
             assert end - begin <= length and begin < first <= end
             scored.extend(range(first, end))
         assert scored == list(range(1, n))
+
+
+def test_published_readme_from_the_published_probe_json():
+    """probe.report.published_readme rebuilds docs/results/probe-fr/README.md from its own probe.json files."""
+    import json
+    from pathlib import Path
+
+    from biotok_train.probe.report import published_readme
+
+    pub = Path(__file__).resolve().parents[2] / "docs" / "results" / "probe-fr"
+    results = {m: json.loads((pub / m / "probe.json").read_text(encoding="utf-8")) for m in ("raw", "fair")}
+    timings = {m: json.loads((pub / m / "timings.json").read_text(encoding="utf-8")) for m in ("raw", "fair")}
+    published = (pub / "README.md").read_text(encoding="utf-8")
+    head, rest = published.split("## Setup\n\n", 1)
+    setup = [line for line in rest.split("\n- Model:", 1)[0].splitlines() if line]
+    command = published.split("```bash\n", 1)[1].split("\n", 1)[0]
+    text = published_readme(results, timings, title=head.splitlines()[0][2:], command=command, setup=setup)
+    assert text == published
+    one = published_readme({"fair": results["fair"]}, {"fair": timings["fair"]}, title="T", command="c", setup=[])
+    assert "`--modes fair raw` adds it" in one and "## Raw against fair" not in one

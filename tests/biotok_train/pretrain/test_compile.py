@@ -9,7 +9,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from benchmarks.gpu_suite.config import TOLERANCES  # noqa: E402
+from benchmarks.speed.gpu_suite.config import TOLERANCES  # noqa: E402
 from biotok_train.config import AblationConfig, OptimConfig, PrepareConfig, PretrainConfig  # noqa: E402
 from biotok_train.errors import CompileError  # noqa: E402
 from biotok_train.pretrain import compiled  # noqa: E402

@@ -6,7 +6,7 @@ for every tokenizer, batch by batch, and (b) biotok's full fragmentation measure
 Each side runs ``--runs`` times, interleaved; the ratio of minimum (and median) times is printed
 and written with the setup to a JSON file. Goal: ratio <= 1.2.
 
-    python benchmarks/compare_speed.py --tokenizers-dir ../shared/data/tokenizers
+    python -m benchmarks.speed.compare_speed --tokenizers-dir ../shared/data/tokenizers
 """
 
 from __future__ import annotations
@@ -19,13 +19,11 @@ import sys
 import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-if __name__ == "__main__" and not __package__:  # run as a file: the checkout first, as with -m
-    sys.path[0] = str(Path(__file__).resolve().parents[1])
-from benchmarks._common import DATA, RESULTS, machine  # noqa: E402
+from benchmarks import corpora as C
+from benchmarks._common import RESULTS, machine
 
-DEFAULT_CORPUS = DATA / "corpora" / "e3c-fr" / "layer3_fr_pamj_ccby.jsonl.xz"
-SAMPLE = HERE.parent / "corpora" / "sample" / "e3c_pamj_fr.txt"
+DEFAULT_CORPUS = C.PAMJ
+SAMPLE = C.SAMPLE
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -48,7 +46,7 @@ def main(argv: list[str] | None = None) -> int:
     from biotok.formats import load
     from biotok.metrics import compare
 
-    tdir = tokenizers_dir(args.tokenizers_dir) or DATA / "tokenizers"
+    tdir = tokenizers_dir(args.tokenizers_dir) or C.TOKENIZERS
     toks = [load(t, tokenizers_dir=tdir) for t in args.tokenizers]
     lines = list(iter_lines([args.corpus], args.field))
     if args.max_lines:

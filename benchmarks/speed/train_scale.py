@@ -15,8 +15,8 @@ scaling of ``biotok count`` on the middle size (1, 2, ... cores); counting speed
 ``biotok count --workers 1`` against the ``tokenizers`` BPE trainer's own word counting on one
 thread (``RAYON_NUM_THREADS=1``, a vocabulary so small that its merges cost nothing).
 
-    python benchmarks/train_scale.py                      # 100 MB, 1 GB, 3 GB (about 1.5 h on 2 cores)
-    python benchmarks/train_scale.py --quick              # 3 and 9 MB: checks that the script runs
+    python -m benchmarks.speed.train_scale                      # 100 MB, 1 GB, 3 GB (about 1.5 h on 2 cores)
+    python -m benchmarks.speed.train_scale --quick              # 3 and 9 MB: checks that the script runs
 """
 
 from __future__ import annotations
@@ -28,9 +28,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-if __name__ == "__main__" and not __package__:  # run as a file: the checkout first, as with -m
-    sys.path[0] = str(Path(__file__).resolve().parents[1])
-from benchmarks._common import REPO, e3c_text, save  # noqa: E402
+from benchmarks._common import REPO, e3c_text, save
 
 LIMIT_GIB = 24.0
 

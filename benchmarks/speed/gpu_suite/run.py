@@ -1,5 +1,5 @@
 """The run: the inputs (shared data, or toy ones for a dry run), each step timed, the results
-JSON and the README tables; :func:`main` is ``python -m benchmarks.gpu_suite``."""
+JSON and the README tables; :func:`main` is ``python -m benchmarks.speed.gpu_suite``."""
 
 from __future__ import annotations
 
@@ -12,12 +12,12 @@ import time
 from pathlib import Path
 from typing import Sequence
 
-from benchmarks.gpu_suite.ablation import run_small_ablation, toy_ner_task
-from benchmarks.gpu_suite.config import REPO, SCHEMA, STEPS, SuiteConfig, config_from_args, estimate_s, field_of
-from benchmarks.gpu_suite.equivalence import check_equivalence
-from benchmarks.gpu_suite.profile import profile_step
-from benchmarks.gpu_suite.results import StepResult, device_info, result_path, update_readme, versions, write_json
-from benchmarks.gpu_suite.throughput import measure_throughput
+from benchmarks.speed.gpu_suite.ablation import run_small_ablation, toy_ner_task
+from benchmarks.speed.gpu_suite.config import REPO, SCHEMA, STEPS, SuiteConfig, config_from_args, estimate_s, field_of
+from benchmarks.speed.gpu_suite.equivalence import check_equivalence
+from benchmarks.speed.gpu_suite.profile import profile_step
+from benchmarks.speed.gpu_suite.results import StepResult, device_info, result_path, update_readme, versions, write_json
+from benchmarks.speed.gpu_suite.throughput import measure_throughput
 
 
 def _shared() -> Path | None:
@@ -112,7 +112,7 @@ def run_suite(cfg: SuiteConfig, argv: Sequence[str] | None = None) -> tuple[dict
         torch.backends.cudnn.allow_tf32 = False
     result = {
         "schema": SCHEMA, "dry_run": cfg.dry_run, "passed": None, "complete": False,
-        "command": "python -m benchmarks.gpu_suite" + "".join(" " + shlex.quote(a) for a in (argv or [])),
+        "command": "python -m benchmarks.speed.gpu_suite" + "".join(" " + shlex.quote(a) for a in (argv or [])),
         "started_utc": started, "wall_s": 0.0, "device": info, "versions": versions(),
         "config": {k: list(v) if isinstance(v, tuple) else v for k, v in dataclasses.asdict(cfg).items()},
         "planned_s": None if cfg.dry_run else round(cfg.planned_s()), "inputs": {}, "skipped": [], "steps": {},

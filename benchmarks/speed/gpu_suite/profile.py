@@ -9,8 +9,8 @@ import statistics
 import time
 from pathlib import Path
 
-from benchmarks.gpu_suite.config import SuiteConfig
-from benchmarks.gpu_suite.results import StepResult
+from benchmarks.speed.gpu_suite.config import SuiteConfig
+from benchmarks.speed.gpu_suite.results import StepResult
 
 TOP = 15  # operators kept per mode
 

@@ -9,22 +9,19 @@ the backend left out meaning the algorithm's default:
   the counts) vs ``sentencepiece`` on the text file (its own nmt_nfkc normalization, all
   sentences loaded).
 Goals: wall-time ratio <= 1.10 for the tokenizers pairs; biotok's peak RSS at the largest size
-<= 1.5x its RSS at the smallest. (The 1 GB / 3 GB rows: benchmarks/train_scale.py.)
+<= 1.5x its RSS at the smallest. (The 1 GB / 3 GB rows: benchmarks/speed/train_scale.py.)
 
-    python benchmarks/train_speed.py [--sizes 100,1000] [--runs 3] [--vocab-size 32000]
+    python -m benchmarks.speed.train_speed [--sizes 100,1000] [--runs 3] [--vocab-size 32000]
 """
 
 from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 import tempfile
 from pathlib import Path
 
-if __name__ == "__main__" and not __package__:  # run as a file: the checkout first, as with -m
-    sys.path[0] = str(Path(__file__).resolve().parents[1])
-from benchmarks._common import e3c_text, run_measured, save  # noqa: E402
+from benchmarks._common import e3c_text, run_measured, save
 
 BIOTOK = """
 from biotok.train import train_tokenizer

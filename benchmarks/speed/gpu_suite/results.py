@@ -10,10 +10,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
-from benchmarks.gpu_suite.config import GOAL_MFU, GOAL_RATIO, SCHEMA, TOLERANCES
+from benchmarks.speed.gpu_suite.config import GOAL_MFU, GOAL_RATIO, SCHEMA, TOLERANCES
 from biotok_train.pretrain.flops import peak_tflops
 
-README_BEGIN = "<!-- gpu-suite:begin (written by python -m benchmarks.gpu_suite; do not edit by hand) -->"
+README_BEGIN = "<!-- gpu-suite:begin (written by python -m benchmarks.speed.gpu_suite; do not edit by hand) -->"
 README_END = "<!-- gpu-suite:end -->"
 
 
@@ -92,7 +92,7 @@ def render_tables(results: Sequence[dict]) -> str:
     """The Markdown tables of ``benchmarks/README.md`` from suite results (dry runs left out)."""
     real = sorted((r for r in results if not r.get("dry_run")), key=lambda r: r["device"]["name"])
     if not real:
-        return "No GPU run yet: `python -m benchmarks.gpu_suite` on a machine with one CUDA GPU writes these tables.\n"
+        return "No GPU run yet: `python -m benchmarks.speed.gpu_suite` on a machine with one CUDA GPU writes these tables.\n"
     lines = ["Throughput: `biotok-train mlm` vs transformers' `Trainer` at its best (bf16, SDPA, eager or compiled "
              "whichever is faster, pre-masked rows of the same batches in the same order, loader workers), the same "
              "model, weights and tokens; the timed steps come after warm-up and after every compilation; step = "

@@ -1,6 +1,6 @@
 """Time to a verdict: what each published experiment cost, read from its own files.
 
-    python -m benchmarks.time_to_verdict      # rewrites the "Time to a verdict" table of benchmarks/README.md
+    python -m benchmarks.experiments.time_to_verdict      # rewrites the "Time to a verdict" table of benchmarks/README.md
 
 An ablation (``biotok-train ablate`` and the recipes over it: table9-minilm-cpu, minilm-fr-cpu,
 ablation-cpu-BUDGET) publishes ``costs.json``, the one cost format (``biotok-costs/1``: every

@@ -6,8 +6,8 @@ The model is the published probe's (docs/results/probe-fr: 2 layers x 128, batch
 ``--vocab`` of 32,000 ids; the token stream is random ids (seeded): the speed of a step does not
 depend on which ids it sees. One torch thread, one process, the sides one after the other.
 
-    python benchmarks/probe_speed.py                # writes results/probe_speed.json
-    python benchmarks/probe_speed.py --steps 20     # a smoke run
+    python -m benchmarks.speed.probe_speed                # writes results/probe_speed.json
+    python -m benchmarks.speed.probe_speed --steps 20     # a smoke run
 """
 
 from __future__ import annotations
@@ -15,16 +15,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-if __name__ == "__main__" and not __package__:  # run as a file: the checkout first, as with -m
-    sys.path[0] = str(Path(__file__).resolve().parents[1])
-from benchmarks._common import RESULTS, machine  # noqa: E402
+from benchmarks._common import RESULTS, machine
 
 
 def _cfg(args, bf16: bool):

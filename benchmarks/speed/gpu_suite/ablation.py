@@ -6,8 +6,8 @@ import re
 from pathlib import Path
 from typing import Sequence
 
-from benchmarks.gpu_suite.config import SuiteConfig, field_of
-from benchmarks.gpu_suite.results import StepResult
+from benchmarks.speed.gpu_suite.config import SuiteConfig, field_of
+from benchmarks.speed.gpu_suite.results import StepResult
 
 
 def toy_ner_task(corpus: Path, terms: Path, out: Path, max_sentences: int = 240) -> Path:

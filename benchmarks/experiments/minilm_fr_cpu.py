@@ -2,8 +2,8 @@
 moved by FVT to French vocabularies and continued on French clinical text, then E3C NER.
 
     python -m biotok_train.bases minilm          # once: the base into $BIOTOK_CACHE/bases/
-    python benchmarks/minilm_fr_cpu.py               # rewrites docs/results/minilm-fr-cpu/ (resumable)
-    python benchmarks/minilm_fr_cpu.py --quick       # a few steps into benchmarks/.data/ only (checks that it runs)
+    python -m benchmarks.experiments.minilm_fr_cpu               # rewrites docs/results/minilm-fr-cpu/ (resumable)
+    python -m benchmarks.experiments.minilm_fr_cpu --quick       # a few steps into benchmarks/.data/ only (checks that it runs)
 
 Phases: (1) the ablation's own split of the E3C PAMJ clinical cases (each 20th line held out) and
 a biotok Unigram_L vocabulary (8,000 pieces, lowercased) trained on its pretraining part; (2)
@@ -24,12 +24,9 @@ import logging
 import sys
 from pathlib import Path
 
-if __name__ == "__main__" and not __package__:  # run as a file: the checkout first, as with -m
-    sys.path[0] = str(Path(__file__).resolve().parents[1])
-from benchmarks._common import CACHE, DATA, require_data, run_published_ablation  # noqa: E402
+from benchmarks._common import CACHE, require_data, run_published_ablation
+from benchmarks.corpora import CAMEMBERTA, CORPORA, PAMJ
 
-PAMJ = DATA / "corpora" / "e3c-fr" / "layer3_fr_pamj_ccby.jsonl.xz"
-CAMEMBERTA = DATA / "tokenizers" / "camemberta-base"
 
 
 def recipe(base: Path, tokenizer: Path, quick: bool):
@@ -40,7 +37,7 @@ def recipe(base: Path, tokenizer: Path, quick: bool):
 
     return AblationConfig(
         tokenizers=(str(CAMEMBERTA), str(tokenizer)), corpus=(str(PAMJ),), field_name="text", tasks=("e3c",),
-        data_dir=str(DATA / "corpora"), budget=10 if quick else 500, batch_size=8, seq_len=128, lr=1e-4,
+        data_dir=str(CORPORA), budget=10 if quick else 500, batch_size=8, seq_len=128, lr=1e-4,
         pretrain_seeds=(0,), seeds=(0,) if quick else (0, 1, 2), arms=("continual", "transfer"), base=str(base),
         finetune=FinetuneConfig(epochs=1 if quick else 5, batch_size=16, optim=OptimConfig(lr=1e-4),
                                 max_train_sentences=40 if quick else 0),

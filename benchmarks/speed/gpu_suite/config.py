@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 SCHEMA = "biotok-gpu-suite/1"
 STEPS = ("throughput", "equivalence", "profile", "ablation")  # in the order they run (the JSON is written after each)
 GOAL_RATIO = 1.5
@@ -168,9 +168,9 @@ def _csv(text: str) -> tuple[str, ...]:
 def build_parser() -> argparse.ArgumentParser:
     """The command line; every default comes from :class:`SuiteConfig`."""
     d = SuiteConfig()
-    from benchmarks import gpu_suite
+    from benchmarks.speed import gpu_suite
 
-    ap = argparse.ArgumentParser(prog="python -m benchmarks.gpu_suite", description=gpu_suite.__doc__,
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.speed.gpu_suite", description=gpu_suite.__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--dry-run", action="store_true",
                     help="every step at toy size on CPU (bf16 autocast on CPU, compile with the aot_eager backend)")

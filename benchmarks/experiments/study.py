@@ -1,7 +1,7 @@
 """The French biomedical tokenizer study: rebuilds docs/study.md and its figures in one command.
 
-    python benchmarks/study.py [--leaflets-mb 120] [--retrain]
-    python benchmarks/study.py --from-json docs/study/study.json   # only rewrite study.md
+    python -m benchmarks.experiments.study [--leaflets-mb 120] [--retrain]
+    python -m benchmarks.experiments.study --from-json docs/study/study.json   # only rewrite study.md
 
 1. Training text: E3C French clinical cases (PAMJ, all but the last 300 documents), E3C drug
    leaflets (the first ``--leaflets-mb`` MB), QUAERO train (MEDLINE titles + EMEA), LabForSIMS
@@ -28,7 +28,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import sys
 import tarfile
 import time
 from dataclasses import replace
@@ -36,13 +35,11 @@ from pathlib import Path
 
 import regex
 
-if __name__ == "__main__" and not __package__:  # run as a file: the checkout first, as with -m
-    sys.path[0] = str(Path(__file__).resolve().parents[1])
-from benchmarks._common import CACHE, DATA, REPO, git_commit, require_data  # noqa: E402
+from benchmarks import corpora as C
+from benchmarks._common import CACHE, DATA, REPO, git_commit, require_data
 
 from biotok.config import NormalizeConfig, TrainConfig  # noqa: E402
 from biotok.corpus import iter_lines  # noqa: E402
-from biotok.datasets.named import QUAERO_TAR  # noqa: E402
 from biotok.errors import VocabSizeError  # noqa: E402
 from biotok.formats import load  # noqa: E402
 from biotok.io import open_text, sha256_file, versions  # noqa: E402
@@ -54,14 +51,10 @@ from biotok.vocab import diff_vocab, duplicates  # noqa: E402
 RECIPE = 2  # bump when build_corpora selects text differently: every cached corpus is then rebuilt
 HELD_OUT_PAMJ = 300
 REFERENCES = ["camemberta", "camembertv2", "barthez", "flaubert", "bert", "bert-cased", "scibert"]
-TERMS = REPO / "corpora/terms/fr_biomedical.txt"
-SOURCES = {
-    "pamj": "corpora/e3c-fr/layer3_fr_pamj_ccby.jsonl.xz",
-    "leaflets": "corpora/e3c-fr/layer3_fr_ministere_ccbync.jsonl.xz",
-    "quaero": f"corpora/{QUAERO_TAR}",
-    "labforsims": "corpora/labforsims2-fr-dialogues/labforsims2-corpus.tar.xz",
-    "wmt": "corpora/wmt-biomed-fr-en/wmt_biomed_train_medline_scielo_edp_fr-en.tar.xz",
-}
+TERMS = C.TERMS_FR
+SOURCES = {name: path.relative_to(DATA).as_posix() for name, path in  # paths in the shared data, as study.json records them
+           {"pamj": C.PAMJ, "leaflets": C.LEAFLETS, "quaero": C.QUAERO, "labforsims": C.LABFORSIMS,
+            "wmt": C.WMT_BIOMED_TRAIN}.items()}
 LOWER = NormalizeConfig(lowercase=True)
 VARIANTS = {  # name: (algo, backend, vocab, normalize config, punctuation pieces)
     "Unigram": ("unigram", "sentencepiece", 32000, NormalizeConfig(), True),
@@ -254,7 +247,7 @@ def main() -> None:
     variants = train_variants(work, paths["train"], cache_key(inputs), variant_configs(scale), args.retrain)
     toks = {n: load(p, name=n) for n, p in variants.items()}
     for alias in REFERENCES:
-        toks[alias] = load(alias, tokenizers_dir=DATA / "tokenizers")
+        toks[alias] = load(alias, tokenizers_dir=C.TOKENIZERS)
     order = ["camemberta"] + [n for n in toks if n != "camemberta"]  # relative length vs CamemBERTa
     fig = docs / "study"
     fig.mkdir(parents=True, exist_ok=True)
@@ -354,7 +347,7 @@ def _terms_section(res: dict) -> list[str]:
 def write_markdown(res: dict) -> str:
     """docs/study.md from the study's numbers alone (``res`` is what study.json holds)."""
     L = ["# Which vocabulary for French biomedical text? A study with biotok\n",
-         "Reproduce everything here (tables, figures, verdicts) with `python benchmarks/study.py`",
+         "Reproduce everything here (tables, figures, verdicts) with `python -m benchmarks.experiments.study`",
          "(reference data in `../shared/data`; about 20 minutes on 2 cores). Numbers below are",
          "written by that script from its own measurements.\n"]
     L += _data_section(res) + _vocab_section(res) + _fragmentation_section(res) + _terms_section(res)

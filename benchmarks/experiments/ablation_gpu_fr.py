@@ -2,8 +2,8 @@
 does the laptop's verdict predict the downstream one? This is the CPU side: the pretraining
 text, the vocabularies, and the cheap instruments that each rank them.
 
-    python -m benchmarks.ablation_gpu_fr            # rewrites docs/results/ablation-gpu-fr/ (resumable)
-    python -m benchmarks.ablation_gpu_fr --quick    # toy sizes into benchmarks/.data/ablation_gpu_fr_quick/
+    python -m benchmarks.experiments.ablation_gpu_fr            # rewrites docs/results/ablation-gpu-fr/ (resumable)
+    python -m benchmarks.experiments.ablation_gpu_fr --quick    # toy sizes into benchmarks/.data/ablation_gpu_fr_quick/
 
 Phases, each kept in benchmarks/.data/ablation_gpu_fr/ (a rerun skips what is done):
 (1) text: E3C PAMJ clinical cases (a document a line), E3C drug leaflets cut into sentences and
@@ -447,7 +447,7 @@ def main() -> None:
     C.require_data()
     work = WORK / ("ablation_gpu_fr_quick" if args.quick else "ablation_gpu_fr")
     dest = work / "page" if args.quick else PUBLISHED
-    command = " ".join(["python -m benchmarks.ablation_gpu_fr", *map(shlex.quote, sys.argv[1:])])
+    command = " ".join(["python -m benchmarks.experiments.ablation_gpu_fr", *map(shlex.quote, sys.argv[1:])])
     text = _timed(work, "text", build_text, work, args.quick)
     vocabs = _timed(work, "vocabularies", vocabularies, work, args.quick)
     result = probe(work, vocabs, tuple(args.seeds[:1]), args.quick)

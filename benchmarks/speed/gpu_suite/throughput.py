@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from benchmarks.gpu_suite.config import GOAL_MFU, GOAL_RATIO, SuiteConfig, field_of
-from benchmarks.gpu_suite.results import StepResult, device_info
+from benchmarks.speed.gpu_suite.config import GOAL_MFU, GOAL_RATIO, SuiteConfig, field_of
+from benchmarks.speed.gpu_suite.results import StepResult, device_info
 from biotok_train.pretrain.flops import mfu, peak_tflops
 
 
@@ -15,7 +15,7 @@ def measure_throughput(cfg: SuiteConfig, tokenizer: str, corpus: str, work: Path
     (:func:`benchmarks.pretrain_throughput.measure`), tokens/s, MFU and step times at each seq length."""
     from types import SimpleNamespace
 
-    from benchmarks import pretrain_throughput as PT
+    from benchmarks.speed import _mlm_sides as PT
 
     from biotok_train.config import PrepareConfig
     from biotok_train.pretrain.prepare import prepare

@@ -1,7 +1,7 @@
 """The GPU suite: speed, numerics, a profile and a small ablation on one CUDA GPU, in one short slot.
 
-    python -m benchmarks.gpu_suite                      # one CUDA GPU, 8 minutes (--minutes N to size it)
-    python -m benchmarks.gpu_suite --dry-run --out /tmp/suite   # every step at toy size (CPU)
+    python -m benchmarks.speed.gpu_suite                      # one CUDA GPU, 8 minutes (--minutes N to size it)
+    python -m benchmarks.speed.gpu_suite --dry-run --out /tmp/suite   # every step at toy size (CPU)
 
 Steps, in this order (``--only`` picks some; the results JSON is rewritten after each, so a run
 cut short keeps what it measured; a step that would not fit in what is left of ``--minutes`` by
@@ -33,21 +33,21 @@ One module per part: :mod:`.config` (options, goals, tolerances, time estimates)
 
 from __future__ import annotations
 
-from benchmarks.gpu_suite.ablation import run_small_ablation, toy_ner_task
-from benchmarks.gpu_suite.config import (
+from benchmarks.speed.gpu_suite.ablation import run_small_ablation, toy_ner_task
+from benchmarks.speed.gpu_suite.config import (
     GOAL_MFU, GOAL_RATIO, REPO, SCHEMA, STEPS, TOLERANCES, SuiteConfig, build_parser, config_from_args, estimate_s,
     plan_for,
 )
-from benchmarks.gpu_suite.profile import profile_step
-from benchmarks.gpu_suite.equivalence import (
+from benchmarks.speed.gpu_suite.profile import profile_step
+from benchmarks.speed.gpu_suite.equivalence import (
     check_equivalence, fixed_batches, fixed_gumbel_noise, loop_smoke,
 )
-from benchmarks.gpu_suite.results import (
+from benchmarks.speed.gpu_suite.results import (
     README_BEGIN, README_END, StepResult, device_info, render_tables, result_path, slug, update_readme, versions,
     write_json,
 )
-from benchmarks.gpu_suite.run import main, run_suite
-from benchmarks.gpu_suite.throughput import measure_throughput
+from benchmarks.speed.gpu_suite.run import main, run_suite
+from benchmarks.speed.gpu_suite.throughput import measure_throughput
 from biotok_train.pretrain.flops import PEAK_BF16_TFLOPS, flops_per_token, mfu, peak_tflops
 
 __all__ = [

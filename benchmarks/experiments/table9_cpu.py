@@ -1,7 +1,7 @@
 """PubMedBERT's Table 9 for French on CPU (docs/results/table9-cpu/): scratch, continual or transfer?
 
-    python benchmarks/table9_cpu.py            # about 25 min on 2 cores, with the base; rewrites docs/results/table9-cpu/
-    python benchmarks/table9_cpu.py --quick    # a few steps into benchmarks/.data/ only (checks that it runs)
+    python -m benchmarks.experiments.table9_cpu            # about 25 min on 2 cores, with the base; rewrites docs/results/table9-cpu/
+    python -m benchmarks.experiments.table9_cpu --quick    # a few steps into benchmarks/.data/ only (checks that it runs)
 
 Phases: (1) a "general" BERT-tiny pretrained on the French WMT biomedical abstracts with
 CamemBERTa's vocabulary (no Hub here, so biotok builds the base); (2) the ablation's own split of
@@ -21,12 +21,8 @@ import logging
 import sys
 from pathlib import Path
 
-if __name__ == "__main__" and not __package__:  # run as a file: the checkout first, as with -m
-    sys.path[0] = str(Path(__file__).resolve().parents[1])
-from benchmarks._common import CACHE, DATA, require_data, run_published_ablation  # noqa: E402
-
-PAMJ = DATA / "corpora" / "e3c-fr" / "layer3_fr_pamj_ccby.jsonl.xz"
-CAMEMBERTA = DATA / "tokenizers" / "camemberta-base"
+from benchmarks._common import CACHE, require_data, run_published_ablation
+from benchmarks.corpora import CAMEMBERTA, CORPORA, PAMJ, wmt_french_file
 
 
 def recipe(base: Path, tokenizer: Path, quick: bool):
@@ -36,7 +32,7 @@ def recipe(base: Path, tokenizer: Path, quick: bool):
 
     return AblationConfig(
         tokenizers=(str(tokenizer),), corpus=(str(PAMJ),), field_name="text", tasks=("e3c",),
-        data_dir=str(DATA / "corpora"), budget=10 if quick else 1000, batch_size=8, seq_len=128, lr=2e-3,
+        data_dir=str(CORPORA), budget=10 if quick else 1000, batch_size=8, seq_len=128, lr=2e-3,
         pretrain_seeds=(0,), seeds=(0, 1), arms=("scratch", "continual", "transfer"), base=str(base),
         finetune=FinetuneConfig(epochs=1 if quick else 10, optim=OptimConfig(lr=5e-4), max_train_sentences=40 if quick else 0),
         n_words=100 if quick else 1000,
@@ -45,8 +41,6 @@ def recipe(base: Path, tokenizer: Path, quick: bool):
 
 def general_model(work: Path, quick: bool) -> Path:
     """BERT-tiny pretrained on general-ish French biomedical abstracts with CamemBERTa's vocabulary."""
-    from benchmarks.transfer_cpu import WORK as TRANSFER_WORK, general_text
-
     from biotok_train.config import OptimConfig, PretrainConfig
     from biotok_train.pretrain.loop import pretrain
     from biotok_train.config import PrepareConfig
@@ -57,10 +51,10 @@ def general_model(work: Path, quick: bool) -> Path:
     meta = out / "biotok_pretrain.json"
     if meta.is_file() and json.loads(meta.read_text(encoding="utf-8"))["step"] == steps:
         return out
-    TRANSFER_WORK.mkdir(parents=True, exist_ok=True)
     d = work / "data-general"
+    general = CACHE / "transfer_cpu" / "general_fr.txt"  # the transfer run's general text
     data = open_prepared(d) if (d / "meta.json").is_file() else prepare(
-        [str(general_text())], str(CAMEMBERTA), PrepareConfig(seq_len=128), d, force=True, progress=False)
+        [str(wmt_french_file(general))], str(CAMEMBERTA), PrepareConfig(seq_len=128), d, force=True, progress=False)
     pretrain(data.path, PretrainConfig(size="tiny", steps=steps, batch_size=8, seed=0, optim=OptimConfig(lr=2e-3)), out,
              resume=(out / "checkpoint").exists(), progress=False)
     return out

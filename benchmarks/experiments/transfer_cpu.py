@@ -12,8 +12,8 @@
 Writes docs/results/transfer-cpu/{results.json, curves.png}. Inputs are derived into
 benchmarks/.data/transfer_cpu/ (git-ignored) from ../shared/data.
 
-    python benchmarks/transfer_cpu.py            # the committed run
-    python benchmarks/transfer_cpu.py --quick    # a few steps: checks that the script still runs
+    python -m benchmarks.experiments.transfer_cpu            # the committed run
+    python -m benchmarks.experiments.transfer_cpu --quick    # a few steps: checks that the script still runs
 """
 
 from __future__ import annotations
@@ -21,38 +21,23 @@ from __future__ import annotations
 import argparse
 import hashlib
 import shutil
-import io
 import json
 import sys
-import tarfile
 import time
 from pathlib import Path
 
-if __name__ == "__main__" and not __package__:  # run as a file: the checkout first, as with -m
-    sys.path[0] = str(Path(__file__).resolve().parents[1])
-from benchmarks._common import CACHE, DATA, REPO, machine, require_data  # noqa: E402
+from benchmarks._common import CACHE, REPO, machine, require_data
+from benchmarks.corpora import CAMEMBERTA, PAMJ, wmt_french_file
 
 from biotok.io import open_text  # noqa: E402
 
 WORK = CACHE / "transfer_cpu"
 OUT = REPO / "docs" / "results" / "transfer-cpu"
-WMT = DATA / "corpora" / "wmt-biomed-fr-en" / "wmt_biomed_train_medline_scielo_edp_fr-en.tar.xz"
-PAMJ = DATA / "corpora" / "e3c-fr" / "layer3_fr_pamj_ccby.jsonl.xz"
-CAMEMBERTA = DATA / "tokenizers" / "camemberta-base"
 
 
 def general_text() -> Path:
-    """The French side of the WMT biomedical training abstracts (medline, scielo, edp), one line each."""
-    out = WORK / "general_fr.txt"
-    if out.is_file():
-        return out
-    with tarfile.open(WMT, "r:xz") as tar, open(out.with_suffix(".tmp"), "w", encoding="utf-8") as f:
-        for name in ("./medline_d1.fr", "./scielo_d1.fr", "./edp_d1.fr"):
-            for line in io.TextIOWrapper(tar.extractfile(name), encoding="utf-8"):
-                if line.strip():
-                    f.write(line.strip() + "\n")
-    out.with_suffix(".tmp").rename(out)
-    return out
+    """The French side of the WMT biomedical training abstracts, one line each (cached in WORK)."""
+    return wmt_french_file(WORK / "general_fr.txt")
 
 
 def clinical_split() -> tuple[Path, Path]:
@@ -223,7 +208,7 @@ def main(argv: list[str] | None = None) -> int:
 
     result = {
         "benchmark": "transfer_cpu",
-        "command": "python benchmarks/transfer_cpu.py" + (" --quick" if args.quick else ""),
+        "command": "python -m benchmarks.experiments.transfer_cpu" + (" --quick" if args.quick else ""),
         "args": vars(args),
         "general": {"data": "WMT biomedical abstracts, fr side (medline, scielo, edp)",
                     "tokenizer": "camemberta-base", "config": base_cfg.to_dict(),

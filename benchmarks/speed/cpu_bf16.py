@@ -4,7 +4,7 @@ training step (6 x 384, 12 heads, batch 16 x 64, SDPA, AdamW) in fp32 and under
 dtype; CPU-seconds (``time.process_time``), the two precisions alternated so that a change of load
 hits both. What :mod:`biotok_train.precision` decides on this CPU is printed beside.
 
-    python benchmarks/cpu_bf16.py          # writes results/cpu_bf16.json
+    python -m benchmarks.speed.cpu_bf16          # writes results/cpu_bf16.json
 """
 
 from __future__ import annotations
@@ -13,15 +13,12 @@ import argparse
 import json
 import os
 import statistics
-import sys
 import time
 from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-if __name__ == "__main__" and not __package__:  # run as a file: the checkout first, as with -m
-    sys.path[0] = str(Path(__file__).resolve().parents[1])
-from benchmarks._common import RESULTS, machine  # noqa: E402
+from benchmarks._common import RESULTS, machine
 
 
 def step_seconds(rounds: int, steps: int) -> dict[str, list[float]]:

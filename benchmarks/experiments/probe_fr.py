@@ -1,8 +1,8 @@
 """The published French causal-LM probe (docs/results/probe-fr/): CamemBERTa, CamemBERTv2 and
 biotok Unigram_L 8k / 32k and BPE 32k, one small GPT-2 each on E3C French clinical cases.
 
-    python benchmarks/probe_fr.py            # rewrites docs/results/probe-fr/ (hours of one CPU core)
-    python benchmarks/probe_fr.py --quick    # toy sizes into benchmarks/.data/probe_fr_quick/ only
+    python -m benchmarks.experiments.probe_fr            # rewrites docs/results/probe-fr/ (hours of one CPU core)
+    python -m benchmarks.experiments.probe_fr --quick    # toy sizes into benchmarks/.data/probe_fr_quick/ only
 
 Phases: (1) the E3C layer-3 PAMJ clinical cases (CC BY 4.0), one document a line, each 10th
 document held out; (2) ``biotok train`` of Unigram_L (lowercased Unigram) 8,000 and 32,000 and
@@ -26,19 +26,15 @@ import shutil
 import sys
 from pathlib import Path
 
-if __name__ == "__main__" and not __package__:  # run as a file: the checkout first, as with -m
-    sys.path[0] = str(Path(__file__).resolve().parents[1])
-from benchmarks._common import CACHE, DATA, REPO, require_data  # noqa: E402
-from biotok.datasets.named import QUAERO_TAR  # noqa: E402
+from benchmarks import corpora as C
+from benchmarks._common import CACHE, REPO, require_data
 from biotok.io import open_text  # noqa: E402
 
-E3C = DATA / "corpora" / "e3c-fr"
-PAMJ = E3C / "layer3_fr_pamj_ccby.jsonl.xz"
-LEAFLETS = E3C / "layer3_fr_ministere_ccbync.jsonl.xz"
-TOKENIZERS = DATA / "tokenizers"
+PAMJ, LEAFLETS, TOKENIZERS = C.PAMJ, C.LEAFLETS, C.TOKENIZERS
 PUBLISHED = REPO / "docs" / "results" / "probe-fr"
 HELDOUT_EVERY = 10
 MODES = ("raw", "fair")
+TITLE = "Causal-LM probe of French vocabularies on E3C clinical cases"
 
 
 def _rel(p: Path) -> Path:
@@ -72,20 +68,20 @@ def _extra_french(w) -> None:
     import csv
     import tarfile
 
-    with tarfile.open(DATA / "corpora" / "wmt-biomed-fr-en" / "wmt_biomed_train_medline_scielo_edp_fr-en.tar.xz") as t:
-        for name in ("./medline_d1.fr", "./scielo_d1.fr", "./edp_d1.fr"):
+    with tarfile.open(C.WMT_BIOMED_TRAIN) as t:
+        for name in C.WMT_BIOMED_FR:
             for line in t.extractfile(name).read().decode("utf-8").splitlines():
                 if line.strip():
                     w.write(" ".join(line.split()) + "\n")
-    with open_text(DATA / "corpora" / "edsnlp-fr-terminology" / "cim10.csv.gz", newline=None) as f:
+    with open_text(C.CIM10, newline=None) as f:
         for row in csv.DictReader(f):
             w.write(row["long"] + "\n")
     for split_name in ("train", "dev", "test"):
-        with open_text(DATA / "corpora" / "frenchmedmcqa" / f"{split_name}.json.gz", newline=None) as f:
+        with open_text(C.FRENCHMEDMCQA / f"{split_name}.json.gz", newline=None) as f:
             for q in json.load(f):
                 w.write(" ".join(q["question"].split()) + "\n")
                 w.writelines(" ".join(a.split()) + "\n" for a in q["answers"].values())
-    with tarfile.open(DATA / "corpora" / QUAERO_TAR) as t:
+    with tarfile.open(C.QUAERO) as t:
         for m in sorted(t.getmembers(), key=lambda m: m.name):
             if m.name.endswith(".txt") and "/corpus/" in m.name:
                 w.write(" ".join(t.extractfile(m).read().decode("utf-8").split()) + "\n")
@@ -151,73 +147,28 @@ def recipe(quick: bool, mode: str, tokenizers: list[str], train: Path, held: Pat
                        seeds=seeds, fair=mode == "fair")
 
 
-def readme(results: dict[str, dict], sizes: dict[str, int], leaflet_mb: float, timings: dict[str, dict],
-           command: str = "python benchmarks/probe_fr.py") -> str:
-    """README.md: the command, the setup and a reading in which every number comes from probe.json."""
-    from biotok_train.stats import SeedSummary
+def setup(results: dict[str, dict], sizes: dict[str, int], leaflet_mb: float) -> list[str]:
+    """The README's text and vocabulary bullets (the rest is :func:`biotok_train.probe.report.published_readme`)."""
+    st = next(iter(results.values()))["setup"]
+    return [f"- Text: the E3C layer-3 French clinical cases of the Pan African Medical Journal (CC BY 4.0), one "
+            f"document a line; each {HELDOUT_EVERY}th document is held out: {st['train_documents']:,} training "
+            f"documents ({st['train_chars']:,} characters), {st['heldout_documents']:,} held-out documents "
+            f"({st['heldout_chars']:,} characters).",
+            "- Vocabularies: CamemBERTa-base (SentencePiece Unigram, 32k) and CamemBERTv2-base (WordPiece, 32k), "
+            "both trained by their authors on general French web text; biotok "
+            + ", ".join(f"{n} ({s:,} pieces)" for n, s in sizes.items())
+            + f", trained on the training documents plus French biomedical text of the shared data (WMT-biomed "
+            f"French abstracts, CIM-10 labels, FrenchMedMCQA, QUAERO) and the first {leaflet_mb:g} MB of the E3C "
+            "drug leaflets: the clinical cases alone support only about 11,000 Unigram_L pieces (never a held-out "
+            "document)."]
 
-    first = next(iter(results.values()))
-    st = first["setup"]
-    cpu = sum(t["train_cpu_s"] + t["eval_cpu_s"] for tm in timings.values() for t in tm.values()) / 60
-    lines = ["# Causal-LM probe of French vocabularies on E3C clinical cases", "",
-             "Regenerate everything here (" + " and ".join(f"{m}/" for m in results)
-             + ": probe.md, probe.json, probe.png, timings.json; this README) with one command:", "", "```bash", command, "```", "",
-             f"The runs took {cpu:.0f} CPU-minutes in all (timings.json in each folder); `--quick` checks at toy "
-             "size that the script runs.", "",
-             "## Setup", "",
-             f"- Text: the E3C layer-3 French clinical cases of the Pan African Medical Journal (CC BY 4.0), one "
-             f"document a line; each {HELDOUT_EVERY}th document is held out: {st['train_documents']:,} training "
-             f"documents ({st['train_chars']:,} characters), {st['heldout_documents']:,} held-out documents "
-             f"({st['heldout_chars']:,} characters).",
-             "- Vocabularies: CamemBERTa-base (SentencePiece Unigram, 32k) and CamemBERTv2-base (WordPiece, 32k), "
-             "both trained by their authors on general French web text; biotok "
-             + ", ".join(f"{n} ({s:,} pieces)" for n, s in sizes.items())
-             + f", trained on the training documents plus French biomedical text of the shared data (WMT-biomed "
-             f"French abstracts, CIM-10 labels, FrenchMedMCQA, QUAERO) and the first {leaflet_mb:g} MB of the E3C "
-             "drug leaflets: the clinical cases alone support only about 11,000 Unigram_L pieces (never a held-out "
-             "document).",
-             f"- Model: transformers' GPT2LMHeadModel, {st['model']['layers']} layers x {st['model']['hidden']} "
-             f"hidden, the same for every arm; {st['steps']} steps x {st['batch_size']} x {st['seq_len']} = "
-             f"{st['tokens_per_arm']:,} training tokens per arm and seed, seeds {', '.join(map(str, st['seeds']))}.",
-             "- Score: bits per character of the held-out documents (the pieces' negative log-likelihood in bits "
-             "over the documents' characters), beside each vocabulary's unigram floor (add-one unigram model of "
-             "the training pieces); intervals: 95 % paired bootstrap over held-out documents, each drawn with all "
-             "its seeds.", ""]
-    for mode, res in results.items():
-        title = {"raw": "Raw text (not like for like: Unigram_L lowercases)",
-                 "fair": "Fair mode: every arm on the same lowercased text"}[mode]
-        lines += [f"## {title}", "", f"Seeds: {', '.join(map(str, res['setup']['seeds']))}.", "",
-                  f"![{mode}]({mode}/probe.png)", "",
-                  "| arm | bits/char | unigram floor | vs floor [95 % CI] | Δ vs " + res["arms"][0]["name"]
-                  + " [95 % CI] | pieces/char | decodes back |", "|---|---:|---:|---:|---:|---:|---:|"]
-        comps = {c["candidate_arm"]: c for c in res["comparisons"]}
-        for a in res["arms"]:
-            b, v, c = a["bits_per_char"], a["versus_floor"], comps.get(a["name"])
-            cell = SeedSummary.from_dict(b).format()
-            delta = f"{c['difference']:+.3f} [{c['low']:+.3f}, {c['high']:+.3f}]" if c else "reference"
-            lines.append(f"| {a['name']} | {cell} | {a['unigram_floor_bits_per_char']:.3f} | {v['difference']:+.3f} "
-                         f"[{v['low']:+.3f}, {v['high']:+.3f}] | {delta} | {a['pieces_per_char']:.3f} | "
-                         f"{100 * a['round_trip_share']:.0f} % |")
-        below = [a["name"] for a in res["arms"] if a["versus_floor"]["verdict"] == "better"]
-        ranking = sorted(res["arms"], key=lambda a: a["bits_per_char"]["mean"])
-        lines += ["", f"- Below their unigram floor (interval excluding 0): {len(below)} of {len(res['arms'])} arms"
-                  + (f" ({', '.join(below)})" if 0 < len(below) < len(res["arms"]) else "") + ".",
-                  "- Ranking, lowest bits/char first: " + " < ".join(a["name"] for a in ranking) + "."]
-        lines += [f"- {s}" for s in res["verdicts"] if " is " in s]
-        lines += [f"- Note: {n}" for n in res["notes"]] + [""]
-    if "raw" not in results:
-        lines += ["The raw mode (each arm on its own normalization, which is not like for like when one lowercases) "
-                  "was not run for this page: `--modes fair raw` adds it.", ""]
-    if set(results) == set(MODES):
-        rank = {m: [a["name"] for a in sorted(r["arms"], key=lambda a: a["bits_per_char"]["mean"])]
-                for m, r in results.items()}
-        same = rank["raw"] == rank["fair"]
-        lines += ["## Raw against fair", "",
-                  ("The two modes rank the vocabularies the same way." if same else
-                   f"The modes rank the vocabularies differently (raw: {' < '.join(rank['raw'])}; fair: "
-                   f"{' < '.join(rank['fair'])}): the raw ranking owes part of its order to what each normalization "
-                   "throws away."), ""]
-    return "\n".join(lines)
+
+def readme(results: dict[str, dict], sizes: dict[str, int], leaflet_mb: float, timings: dict[str, dict],
+           command: str = "python -m benchmarks.experiments.probe_fr") -> str:
+    """README.md: the command, the setup and a reading in which every number comes from probe.json."""
+    from biotok_train.probe.report import published_readme
+
+    return published_readme(results, timings, title=TITLE, command=command, setup=setup(results, sizes, leaflet_mb))
 
 
 def main() -> None:
@@ -247,7 +198,7 @@ def main() -> None:
         held = work / "heldout_quick.txt"
         held.write_text("\n".join(hl[:20]) + "\n", encoding="utf-8")
     ours = biotok_tokenizers(work, tokenizer_text(work, train, leaflet_mb), sizes)
-    tokenizers = [str(_rel(TOKENIZERS / "camemberta-base")), str(_rel(TOKENIZERS / "camembertv2-base")),
+    tokenizers = [str(_rel(C.CAMEMBERTA)), str(_rel(C.CAMEMBERTV2)),
                   *map(str, ours.values())]
     seeds = tuple(args.seeds or ((0,) if args.quick else (0, 1, 2)))
     results, timings = {}, {}
@@ -259,7 +210,7 @@ def main() -> None:
         results[mode] = json.loads((out / "probe.json").read_text(encoding="utf-8"))
         timings[mode] = report.timings
         print(f"probe_fr: {mode}: {out / 'probe.md'}", file=sys.stderr)
-    command = " ".join(["python benchmarks/probe_fr.py", *map(shlex.quote, sys.argv[1:])])
+    command = " ".join(["python -m benchmarks.experiments.probe_fr", *map(shlex.quote, sys.argv[1:])])
     text = readme(results, sizes, leaflet_mb, timings, command)
     if args.quick:
         (work / "README.md").write_text(text, encoding="utf-8")

@@ -5,19 +5,17 @@
 2. The saved ``tokenizers`` normalizer vs the pure-Python reference ``biotok.normalize()``,
    both line by line on one thread (goal >= 2x).
 
-    python benchmarks/normalize_speed.py [--mb 20] [--runs 3]
+    python -m benchmarks.speed.normalize_speed [--mb 20] [--runs 3]
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 import tempfile
 from pathlib import Path
 
-if __name__ == "__main__" and not __package__:  # run as a file: the checkout first, as with -m
-    sys.path[0] = str(Path(__file__).resolve().parents[1])
-from benchmarks._common import e3c_text, save, side_by_side, summary  # noqa: E402
+from benchmarks import corpora as C
+from benchmarks._common import e3c_text, save, side_by_side, summary
 
 from tokenizers import Tokenizer  # noqa: E402
 
@@ -84,7 +82,7 @@ def main() -> None:
     print(f"-> {save('normalize_speed', out)}")
 
 
-REPO_SAMPLE = Path(__file__).resolve().parent.parent / "corpora" / "sample" / "e3c_pamj_fr.txt"
+REPO_SAMPLE = C.SAMPLE
 
 if __name__ == "__main__":
     main()

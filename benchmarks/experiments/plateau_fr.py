@@ -1,10 +1,10 @@
 """How long must a tiny French MLM train to leave the unigram plateau? (docs/results/plateau-fr/)
 
-    python benchmarks/plateau_fr.py                  # 2 vocabularies x 16,000 steps (about an hour of CPU; resumable)
-    python benchmarks/ablation_cpu.py --budget 16000 # then the ablation at that budget, reusing both seed-0 models
-    python benchmarks/plateau_fr.py --quick          # a few steps into benchmarks/.data/ablation_cpu_quick/ only
+    python -m benchmarks.experiments.plateau_fr                  # 2 vocabularies x 16,000 steps (about an hour of CPU; resumable)
+    python -m benchmarks.experiments.ablation_cpu --budget 16000 # then the ablation at that budget, reusing both seed-0 models
+    python -m benchmarks.experiments.plateau_fr --quick          # a few steps into benchmarks/.data/ablation_cpu_quick/ only
 
-Phases: (1) the split of the published CPU ablation (benchmarks/ablation_cpu.py: the E3C PAMJ
+Phases: (1) the split of the published CPU ablation (benchmarks/experiments/ablation_cpu.py: the E3C PAMJ
 clinical cases, each 20th line held out) and its biotok Unigram_L of 8,000 pieces; (2) for
 CamemBERTa's vocabulary and that Unigram_L, one BERT-tiny MLM (the ablation's recipe: batch 8 x
 128, lr 2e-3, a linear schedule over --max-steps), the ablation's own seed-0 model at a budget of
@@ -13,7 +13,7 @@ chunk the held-out [MASK] loss minus the unigram floor of the same positions, wi
 bootstrap interval over held-out sequences (biotok_train.pretrain.heldout); a vocabulary has
 left the plateau at the first chunk whose interval lies below zero; (3) plateau.json,
 plateau.png (the gap against token positions, one line per vocabulary, its interval shaded)
-and a README written from the numbers. ``benchmarks/ablation_cpu.py --budget MAX_STEPS`` then
+and a README written from the numbers. ``benchmarks/experiments/ablation_cpu.py --budget MAX_STEPS`` then
 finds both seed-0 models trained and adds the fine-tuning, its floors and the probe.
 """
 
@@ -26,9 +26,7 @@ import sys
 import time
 from pathlib import Path
 
-if __name__ == "__main__" and not __package__:  # run as a file: the checkout first, as with -m
-    sys.path[0] = str(Path(__file__).resolve().parents[1])
-from benchmarks._common import REPO, ablation_unigram_l, require_data  # noqa: E402
+from benchmarks._common import REPO, ablation_cpu_recipe, ablation_cpu_workdir, ablation_unigram_l, require_data
 from biotok_train.pretrain.heldout import PLATEAU_MARGIN  # noqa: E402
 
 PUBLISHED = REPO / "docs" / "results" / "plateau-fr"
@@ -39,12 +37,11 @@ def vocabularies(max_steps: int, quick: bool):
     """The ablation's recipe at a budget of ``max_steps``, its run folder, its split and its two
     vocabularies by the ablation's names (CamemBERTa's and the biotok Unigram_L trained on the
     pretraining part)."""
-    from benchmarks.ablation_cpu import recipe, workdir
     from biotok_train.ablate import leg_names
 
-    work = workdir(max_steps, quick)
+    work = ablation_cpu_workdir(max_steps, quick)
     tok = work / "Unigram_L-8k"
-    cfg = recipe(tok, quick, max_steps)
+    cfg = ablation_cpu_recipe(tok, quick, max_steps)
     out = work / "run"
     train, held = ablation_unigram_l(cfg, out, tok)
     return cfg, out, train, held, dict(zip(leg_names(cfg.tokenizers), cfg.tokenizers))
@@ -93,7 +90,7 @@ def readme(result: dict, command: str) -> str:
              "```bash", command, "```", "",
              f"Setup: BERT-tiny, batch 8 x 128 pieces, lr 2e-3, one linear schedule over {result['max_steps']:,} "
              f"steps, evaluated every {result['every']:,} steps on the held-out lines of the E3C PAMJ split of "
-             "`benchmarks/ablation_cpu.py` (every [MASK] position scored against the add-one unigram floor of the "
+             "`benchmarks/experiments/ablation_cpu.py` (every [MASK] position scored against the add-one unigram floor of the "
              "training pieces; 95 % paired bootstrap over held-out sequences). A vocabulary has left the plateau at "
              f"the first point whose interval lies below -{PLATEAU_MARGIN:g} nats (a smaller gap is float rounding).", "",
              "![gap](plateau.png)", "",
@@ -124,7 +121,7 @@ def readme(result: dict, command: str) -> str:
     if found and all(found):
         budget = max(f["step"] for f in found)
         lines += ["", f"An ablation whose arms all use context needs at least {budget:,} steps of this recipe: "
-                      f"`python benchmarks/ablation_cpu.py --budget {budget}`."]
+                      f"`python -m benchmarks.experiments.ablation_cpu --budget {budget}`."]
     return "\n".join(lines) + "\n"
 
 
@@ -154,7 +151,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help="a few steps, results kept in benchmarks/.data only")
     ap.add_argument("--max-steps", type=int, default=16000,
                     help="the schedule's length and the most steps trained: the budget of the ablation that reuses "
-                         "these seed-0 models (python benchmarks/ablation_cpu.py --budget MAX_STEPS)")
+                         "these seed-0 models (python -m benchmarks.experiments.ablation_cpu --budget MAX_STEPS)")
     ap.add_argument("--vocab", default=None, metavar="NAME",
                     help="camemberta-base or Unigram_L-8k: train only this vocabulary's model and write nothing "
                          "else (two processes, one each, "
@@ -184,7 +181,7 @@ def main(argv: list[str] | None = None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     (out / "plateau.json").write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
     plot(result, out / "plateau.png")
-    command = " ".join(["python benchmarks/plateau_fr.py", *sys.argv[1:]]) if argv is None else "python benchmarks/plateau_fr.py"
+    command = " ".join(["python -m benchmarks.experiments.plateau_fr", *sys.argv[1:]]) if argv is None else "python -m benchmarks.experiments.plateau_fr"
     (out / "README.md").write_text(readme(result, command), encoding="utf-8")
     print(f"wrote {out}", file=sys.stderr)
     return 0

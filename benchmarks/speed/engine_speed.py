@@ -1,8 +1,8 @@
 """Engine speed: the same fine-tuning-heavy ablation run by ``--engine ray --workers N`` and by
 ``--engine local`` at its best (one process, torch on all N cores), side by side; the wall-time ratio.
 
-    python -m benchmarks.engine_speed                # writes benchmarks/results/engine_speed.json
-    python -m benchmarks.engine_speed --quick        # a smaller plan (a smoke run, not a measurement)
+    python -m benchmarks.speed.engine_speed                # writes benchmarks/results/engine_speed.json
+    python -m benchmarks.speed.engine_speed --quick        # a smaller plan (a smoke run, not a measurement)
 
 The plan: one tokenizer pretrained a few steps on the sample corpus, then E3C NER fine-tuned from
 it and from its random-init floor for every seed: the fine-tunings are independent jobs, which Ray
@@ -25,9 +25,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks._common import DATA, RESULTS, git_commit, machine, require_data, summary
+from benchmarks import corpora as C
+from benchmarks._common import RESULTS, git_commit, machine, require_data, summary
 
-SAMPLE = Path(__file__).resolve().parents[1] / "corpora" / "sample" / "e3c_pamj_fr.txt"
+SAMPLE = C.SAMPLE
 
 
 def plan(work: Path, seeds: int, fraction: float, epochs: int):
@@ -40,7 +41,7 @@ def plan(work: Path, seeds: int, fraction: float, epochs: int):
     tok = work / "wordpiece"
     if not (tok / "tokenizer.json").is_file():
         train_tokenizer([SAMPLE], TrainConfig(algo="wordpiece", vocab_size=2000), tok, force=True)
-    return AblationConfig(tokenizers=(str(tok),), corpus=(str(SAMPLE),), tasks=("e3c",), data_dir=str(DATA / "corpora"),
+    return AblationConfig(tokenizers=(str(tok),), corpus=(str(SAMPLE),), tasks=("e3c",), data_dir=str(C.CORPORA),
                           budget=2, batch_size=4, seq_len=64, seeds=tuple(range(seeds)), n_words=20, n_resamples=200,
                           finetune=FinetuneConfig(epochs=epochs, batch_size=16, train_fraction=fraction))
 
@@ -62,7 +63,7 @@ def one_run(cfg, out: Path, engine) -> float:
 def main(argv: list[str] | None = None) -> int:
     from biotok_train.config import EngineConfig
 
-    p = argparse.ArgumentParser(prog="python -m benchmarks.engine_speed", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="python -m benchmarks.speed.engine_speed", description=__doc__.splitlines()[0])
     p.add_argument("--workers", type=int, default=os.cpu_count() or 2)
     p.add_argument("--seeds", type=int, default=8, help="fine-tuning seeds: 2 x seeds fine-tuning jobs")
     p.add_argument("--epochs", type=int, default=3)

@@ -1,0 +1,1 @@
+"""The published experiments: recipes over ablate and probe (``python -m benchmarks.experiments.NAME``)."""

@@ -1,0 +1,1 @@
+"""Speed benchmarks: biotok against its baseline, side by side (``python -m benchmarks.speed.NAME``)."""
