@@ -1,8 +1,8 @@
 """PubMedBERT's Table 9 on a CPU with a real pretrained model, all-MiniLM-L6-v2: a recipe over ``ablate``.
 
     python -m biotok_train.bases minilm                                # once: the base into $BIOTOK_CACHE/bases/
-    python -m benchmarks.table9_minilm --engine ray --workers 2        # regenerates docs/results/table9-minilm-cpu
-    python -m benchmarks.table9_minilm --quick --out /tmp/t9           # a toy run end to end (a few minutes)
+    python -m benchmarks.experiments.table9_minilm --engine ray --workers 2        # regenerates docs/results/table9-minilm-cpu
+    python -m benchmarks.experiments.table9_minilm --quick --out /tmp/t9           # a toy run end to end (a few minutes)
 
 Arms (``ablate --base``): ``general`` (MiniLM as is, fine-tuned only), ``continual`` (its vocabulary
 + N MLM steps), ``transfer-fvt`` and ``transfer-random`` (a lowercased biotok WordPiece of MiniLM's
@@ -21,9 +21,10 @@ import sys
 import tarfile
 from pathlib import Path
 
+from benchmarks.corpora import CORPORA, REPO
 from biotok.errors import BiotokError
 
-OUT = Path(__file__).resolve().parents[1] / "docs" / "results" / "table9-minilm-cpu"
+OUT = REPO / "docs" / "results" / "table9-minilm-cpu"
 NER_TRAIN = ("ncbi-disease/train.tsv.gz", "bionlp-ner-en/BC5CDR-IOB_train.tsv.gz",
              "bionlp-ner-en/BC2GM-IOB_train.tsv.gz", "blurb-en/JNLPBA/train.tsv.gz")
 WMT = ("wmt-biomed-fr-en/wmt_biomed_train_medline_scielo_edp_fr-en.tar.xz", ("medline_d1.en", "scielo_d1.en", "edp_d1.en"))
@@ -75,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
     from biotok_train.tasks import get_task
     from biotok_train.tasks.common import cache_root
 
-    p = argparse.ArgumentParser(prog="python -m benchmarks.table9_minilm", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="python -m benchmarks.experiments.table9_minilm", description=__doc__.splitlines()[0])
     p.add_argument("--tasks", default="ncbi-disease,bc5-chem", help="registered tasks (the first draws the curve)")
     p.add_argument("--seeds", type=int, default=3)
     p.add_argument("--steps", type=int, default=1000, help="N, MLM steps of every pretrained arm")
@@ -95,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
             get_task(t)
         work = Path(a.work) if a.work else cache_root() / ("table9-minilm-quick" if quick else "table9-minilm")
         work.mkdir(parents=True, exist_ok=True)
-        corpora = corpora_dir() or Path(__file__).resolve().parents[2] / "shared" / "data" / "corpora"
+        corpora = corpora_dir() or CORPORA  # $BIOTOK_SHARED_DATA/corpora, else the checkout's ../shared/data/corpora
         corpus = pretraining_text(work, corpora, tasks, 400 if quick else 0)
         if a.base:
             base = Path(a.base)
@@ -114,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
             n_resamples=200 if quick else 2000, seq_len=32 if quick else 128)
         report = run_ablation(cfg, work / "ablation", engine=EngineConfig(a.engine, a.workers))
         publish(report, Path(a.out), title="Table 9 on a CPU with a real pretrained model: all-MiniLM-L6-v2",
-                command="python -m benchmarks.table9_minilm " + " ".join(sys.argv[1:] if argv is None else argv),
+                command="python -m benchmarks.experiments.table9_minilm " + " ".join(sys.argv[1:] if argv is None else argv),
                 intro=_intro(corpus, base))
     except BiotokError as e:
         print(f"table9_minilm: error: {e}", file=sys.stderr)

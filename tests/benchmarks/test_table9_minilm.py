@@ -9,7 +9,7 @@ import pytest
 
 pytest.importorskip("seqeval")
 
-from benchmarks import table9_minilm as T  # noqa: E402
+from benchmarks.experiments import table9_minilm as T  # noqa: E402
 from tests.biotok_train.test_ablate import base_model  # noqa: E402,F401 (a fixture)
 
 
@@ -18,7 +18,7 @@ def test_quick_regenerates_the_page_end_to_end(tmp_path, base_model, shared_data
     code = T.main(["--quick", "--base", str(base_model), "--work", str(tmp_path / "w"), "--out", str(out)])
     assert code == 0
     readme = (out / "README.md").read_text(encoding="utf-8")
-    assert readme.startswith("# Table 9 on a CPU") and f"python -m benchmarks.table9_minilm --quick --base {base_model}" in readme
+    assert readme.startswith("# Table 9 on a CPU") and f"python -m benchmarks.experiments.table9_minilm --quick --base {base_model}" in readme
     assert "lines excluded" in readme and "## The curve" in readme and "## Costs" in readme
     data = json.loads((out / "ablation.json").read_text(encoding="utf-8"))
     assert [a["name"] for a in data["arms"]] == ["general.general", "continual.general", "transfer-fvt.biotok",
