@@ -170,15 +170,17 @@ def probe(work: Path, vocabs: dict[str, str], seeds: tuple[int, ...], quick: boo
 GPU_SUITE = C.GPU_SUITE_H200 / "ablation.json"  # the first GPU ablation
 
 
-def _timed(work: Path, phase: str, fn, *args):
-    """Run ``fn(*args)``; add its CPU seconds to work/cpu_seconds.json the first time the phase runs."""
+def _timed(work: Path, phase: str, done: Path, fn, *args):
+    """Run ``fn(*args)``; when ``done`` (what the phase writes) was not there before, record the
+    phase's CPU seconds in work/cpu_seconds.json (a phase found finished costs nothing new)."""
     import time
 
-    path = work / "cpu_seconds.json"
+    ran = not done.exists()
     t = time.process_time()
     out = fn(*args)
+    path = work / "cpu_seconds.json"
     spent = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}  # read after: a rebuilt text resets it
-    if phase not in spent:
+    if ran:
         spent[phase] = time.process_time() - t
         path.write_text(json.dumps(spent, indent=1) + "\n", encoding="utf-8")
     return out
@@ -524,7 +526,8 @@ def main(argv: list[str] | None = None) -> int:
     C.require_data()
     work = WORK / ("ablation_gpu_fr_dry" if a.dry_run else "ablation_gpu_fr")
     dest = work / "page" if a.dry_run else PUBLISHED
-    command = " ".join(["python -m benchmarks.ablation_gpu_fr", *map(shlex.quote, (argv if argv is not None else sys.argv[1:]))])
+    args = [x for x in (argv if argv is not None else sys.argv[1:]) if x != "--publish"]  # the page: what makes it
+    command = " ".join(["python -m benchmarks.ablation_gpu_fr", *map(shlex.quote, args)])
     try:
         if a.plan:
             print("\n".join(plan_section(work, vocabularies(work, a.dry_run, train=False))))
@@ -540,8 +543,9 @@ def main(argv: list[str] | None = None) -> int:
 
 def run(work: Path, dest: Path, command: str, a, engine) -> None:
     """The phases in order, the page rewritten after each (``a.publish``: from what is finished only)."""
-    text = _timed(work, "text", build_text, work, a.dry_run)
-    vocabs = _timed(work, "vocabularies", vocabularies, work, a.dry_run)
+    text = _timed(work, "text", work / "text" / "text.json", build_text, work, a.dry_run)
+    vocabs = _timed(work, "vocabularies", work / "tokenizers" / list(VOCABS)[-1] / "tokenizer.json", vocabularies, work,
+                    a.dry_run)
     if a.publish:
         metrics = json.loads((work / "intrinsic.json").read_text(encoding="utf-8"))
         result = json.loads((work / "probe" / "probe.json").read_text(encoding="utf-8"))
@@ -550,7 +554,7 @@ def run(work: Path, dest: Path, command: str, a, engine) -> None:
         publish(dest, command, text, metrics, result, vocabs, work, downstream)
         return
     result = probe(work, vocabs, tuple(a.seeds[:1]), a.dry_run)
-    metrics = _timed(work, "intrinsic", intrinsic, work, vocabs)
+    metrics = _timed(work, "intrinsic", work / "intrinsic.json", intrinsic, work, vocabs)
     publish(dest, command, text, metrics, result, vocabs, work)
     for i in range(1, 1 if a.dry_run else len(a.seeds)):  # a dry run: the first seed only
         result = probe(work, vocabs, tuple(a.seeds[:i + 1]), a.dry_run)

@@ -162,5 +162,4 @@ def test_dry_run_runs_every_piece_end_to_end(shared_data, tmp_path, monkeypatch)
     assert "- e3c (entity_f1), best first: " in readme and "**In one line**: Over 4 instrument-task pairs" in readme
     assert "minutes on cpu (costs.json" in readme and (work / "page" / "gpu" / "ablation.json").is_file()
     assert A.main(["--dry-run", "--tasks", "e3c", "--publish"]) == 0  # the page again from the records alone
-    assert (work / "page" / "README.md").read_text(encoding="utf-8") == readme.replace(
-        "--dry-run --tasks e3c", "--dry-run --tasks e3c --publish")
+    assert (work / "page" / "README.md").read_text(encoding="utf-8") == readme  # it names the command that made it
