@@ -532,6 +532,10 @@ def main(argv: list[str] | None = None) -> int:
         if a.plan:
             print("\n".join(plan_section(work, vocabularies(work, a.dry_run, train=False))))
             return 0
+        from biotok_train.tasks import get_task
+
+        for t in a.tasks.split(","):  # a task it cannot use is refused before any work
+            get_task(t)
         engine = EngineConfig(a.engine, a.workers, a.gpus_per_job)
         run(work, dest, command, a, engine)
     except BiotokError as e:

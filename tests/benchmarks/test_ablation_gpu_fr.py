@@ -163,3 +163,10 @@ def test_dry_run_runs_every_piece_end_to_end(shared_data, tmp_path, monkeypatch)
     assert "minutes on cpu (costs.json" in readme and (work / "page" / "gpu" / "ablation.json").is_file()
     assert A.main(["--dry-run", "--tasks", "e3c", "--publish"]) == 0  # the page again from the records alone
     assert (work / "page" / "README.md").read_text(encoding="utf-8") == readme  # it names the command that made it
+
+
+def test_a_task_it_cannot_use_is_refused_before_any_work(shared_data, tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(A, "WORK", tmp_path)
+    assert A.main(["--dry-run", "--tasks", "e3c,nope"]) == 2
+    assert "ablation_gpu_fr: error: unknown task 'nope'" in capsys.readouterr().err
+    assert not any(tmp_path.iterdir())
