@@ -239,12 +239,12 @@ def ablation_rankings(ablation: dict, size: str | None = None) -> list[Ranking]:
         scores = {a["name"]: float(a["metrics"][key]["mean"]) for a in arms if key in a["metrics"]}
         if not scores:
             continue
-        best = max(scores, key=lambda v: (scores[v], v))
-        tied = tuple(sorted(
+        best = Ranking(key, scores, True).best()  # ties broken as every ranking breaks them
+        tied = tuple(sorted(set(
             c["candidate_arm"] if c["reference_arm"] == best else c["reference_arm"]
             for c in ablation["comparisons"]
             if c["task"] == key and c["size"] == size and c["verdict"] == "indistinguishable"
-            and best in (c["reference_arm"], c["candidate_arm"])))
+            and best in (c["reference_arm"], c["candidate_arm"]))))
         out.append(Ranking(f"{task['name']} ({task['metric']})", scores, True, tied))
     return out
 

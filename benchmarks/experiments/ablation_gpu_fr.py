@@ -1,9 +1,11 @@
 """AliBERT's question on one GPU (issue 32): French vocabularies pretrained from scratch, and
-does the laptop's verdict predict the downstream one? This is the CPU side: the pretraining
-text, the vocabularies, and the cheap instruments that each rank them.
+does the laptop's verdict predict the downstream one? This is the pretraining text, the vocabularies,
+the cheap instruments that each rank them, and the GPU ablation they are tested against.
 
-    python -m benchmarks.experiments.ablation_gpu_fr            # rewrites docs/results/ablation-gpu-fr/ (resumable)
-    python -m benchmarks.experiments.ablation_gpu_fr --quick    # toy sizes into benchmarks/.data/ablation_gpu_fr_quick/
+    python -m benchmarks.experiments.ablation_gpu_fr              # the CPU side: rewrites docs/results/ablation-gpu-fr/
+    python -m benchmarks.experiments.ablation_gpu_fr --gpu --engine ray --gpus-per-job 0.25   # then the GPU side (resumable)
+    python -m benchmarks.experiments.ablation_gpu_fr --plan       # the GPU side's estimated GPU-minutes
+    python -m benchmarks.experiments.ablation_gpu_fr --dry-run    # every piece at toy size on a CPU (a few minutes)
 
 Phases, each kept in benchmarks/.data/ablation_gpu_fr/ (a rerun skips what is done):
 (1) text: E3C PAMJ clinical cases (a document a line), E3C drug leaflets cut into sentences and
@@ -13,12 +15,16 @@ as ``ablate`` splits its corpus; (2) vocabularies trained on the pretraining par
 Unigram_L 32k (lowercased), BPE 32k (cased), AliBERT's cased Unigram 32k, beside CamemBERTa's;
 (3) the intrinsic metrics of ``biotok compare`` on the held-out part and the text's size in
 pieces per vocabulary; (4) the causal-LM probe in fair mode, one seed after the other, the page
-rewritten after each. The downstream side (BERT-small on a GPU) is not run here.
+rewritten after each; (5) with --gpu, the GPU ablation over ``ablate`` (BERT-small from scratch
+per vocabulary, 3 pretraining x 3 fine-tuning seeds, random-init floors, every French task), each
+job a piece of at most 8 minutes on one H100, resumed job by job; then each instrument's ranking
+against each task's (Kendall tau, the laptop's choice against the downstream best).
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import shlex
@@ -99,8 +105,9 @@ def build_text(work: Path, quick: bool) -> dict:
     return record
 
 
-def vocabularies(work: Path, quick: bool) -> dict[str, str]:
-    """name -> tokenizer folder: CamemBERTa's, and biotok's trained on the pretraining part."""
+def vocabularies(work: Path, quick: bool, train: bool = True) -> dict[str, str]:
+    """name -> tokenizer folder: CamemBERTa's, and biotok's trained on the pretraining part
+    (``train`` False: their paths only)."""
     from biotok import TrainConfig, train_tokenizer
     from biotok.config import NormalizeConfig
 
@@ -108,7 +115,7 @@ def vocabularies(work: Path, quick: bool) -> dict[str, str]:
     out = {"camemberta-base": str(C.CAMEMBERTA)}
     for name, (algo, lower) in VOCABS.items():
         path = work / "tokenizers" / name
-        if not (path / "tokenizer.json").is_file():
+        if train and not (path / "tokenizer.json").is_file():
             cfg = TrainConfig(algo=algo, vocab_size=size, normalize=NormalizeConfig(lowercase=lower))
             print(f"ablation_gpu_fr: training {name} ({size:,} pieces)", file=sys.stderr)
             train_tokenizer([work / "text" / "pretrain.txt"], cfg, path, force=True, workers=1)
@@ -163,15 +170,17 @@ def probe(work: Path, vocabs: dict[str, str], seeds: tuple[int, ...], quick: boo
 GPU_SUITE = C.GPU_SUITE_H200 / "ablation.json"  # the first GPU ablation
 
 
-def _timed(work: Path, phase: str, fn, *args):
-    """Run ``fn(*args)``; add its CPU seconds to work/cpu_seconds.json the first time the phase runs."""
+def _timed(work: Path, phase: str, done: Path, fn, *args):
+    """Run ``fn(*args)``; when ``done`` (what the phase writes) was not there before, record the
+    phase's CPU seconds in work/cpu_seconds.json (a phase found finished costs nothing new)."""
     import time
 
-    path = work / "cpu_seconds.json"
+    ran = not done.exists()
     t = time.process_time()
     out = fn(*args)
+    path = work / "cpu_seconds.json"
     spent = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}  # read after: a rebuilt text resets it
-    if phase not in spent:
+    if ran:
         spent[phase] = time.process_time() - t
         path.write_text(json.dumps(spent, indent=1) + "\n", encoding="utf-8")
     return out
@@ -288,10 +297,28 @@ def _prediction_section(found: list, downstream: dict | None, n: int) -> list[st
                   + (f" ({', '.join(t.tied_with_best)} cannot be told from {t.best()})" if t.tied_with_best else "")
                   + "." for t in tasks]
         found_pairs = agreements(found, tasks)
-        lines += [f"- {a.sentence()}" for a in found_pairs] + ["", f"**In one line**: {summary(found_pairs)}"]
+        lines += [f"- {a.sentence()}" for a in found_pairs] + ["", f"**In one line**: {summary(found_pairs)}", ""]
+        lines += _downstream_details(downstream)
     if n > 1:
         lines += ["", f"With {n} vocabularies, even a perfect agreement has p = {smallest_p_value(n):.3f} (exact "
                   "test): this experiment can show agreement and the choice, not significance at 5 %."]
+    return lines + [""]
+
+
+def _downstream_details(d: dict) -> list[str]:
+    """Every pair on every task, the floors, and what the GPU side took (from its records)."""
+    lines = ["The downstream verdicts, every pair of vocabularies (paired bootstrap over test examples, seeds pooled):", ""]
+    lines += [f"- {c['task']}: {c['candidate_arm']} minus {c['reference_arm']} {c['difference']:+.3f} "
+              f"[{c['low']:+.3f}, {c['high']:+.3f}]: {c['verdict']}." for c in d["comparisons"] if c["task"] != "mlm"]
+    beat = [f for f in d.get("floors", []) if f.get("beats_floor")]
+    lines += ["", f"- {len(beat)} of {len(d.get('floors', []))} arm-task pairs beat their random-init floor."]
+    jobs = d["costs"]["jobs"].values()
+    by_device: dict[str, float] = {}
+    for j in jobs:
+        by_device[j["device"]] = by_device.get(j["device"], 0.0) + j["wall_s"]
+    lines.append("- The GPU ablation's jobs took " + ", ".join(f"{s / 60:.1f} minutes on {dev}" for dev, s in
+                                                               sorted(by_device.items()))
+                 + " (costs.json; the ablation's own report: gpu/ablation.md).")
     return lines + [""]
 
 
@@ -317,7 +344,6 @@ def publish(dest: Path, command: str, text: dict, metrics: dict | None, probe_re
     timings_file = work / "probe" / "timings.json"
     timings = json.loads(timings_file.read_text(encoding="utf-8")) if timings_file.is_file() else {}
     probe_cpu = sum(t["train_cpu_s"] + t["eval_cpu_s"] for t in timings.values())
-    n = len(vocabs)
     lines = ["# AliBERT's question on one GPU: French vocabularies pretrained from scratch, and does the laptop "
              "predict the answer?", "", "Regenerate everything here with one command (each phase is kept in "
              "benchmarks/.data/ablation_gpu_fr/, a rerun resumes):", "", "```bash", command, "```", "",
@@ -338,6 +364,14 @@ def publish(dest: Path, command: str, text: dict, metrics: dict | None, probe_re
                       ("timings.json", timings or None)):
         if obj is not None:
             (dest / name).write_text(json.dumps(obj, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    if downstream is not None:
+        import shutil
+
+        (dest / "gpu").mkdir(exist_ok=True)
+        for name in ("ablation.md", "ablation.json", "costs.json", "ablation.png"):
+            if (work / "gpu" / name).is_file():
+                shutil.copyfile(work / "gpu" / name, dest / "gpu" / name)
+        (dest / "downstream.json").write_text(json.dumps(downstream, indent=1) + "\n", encoding="utf-8")
     if spent:
         (dest / "cpu_seconds.json").write_text(json.dumps(spent, indent=1) + "\n", encoding="utf-8")
     (dest / "README.md").write_text("\n".join(lines), encoding="utf-8")
@@ -439,26 +473,100 @@ def task_sizes(tasks, data_dir: str) -> dict[str, tuple[int, int, int, int]]:
     return out
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--quick", action="store_true", help="toy sizes, results kept in benchmarks/.data only")
+def toy_config(work: Path, vocabs: dict[str, str], tasks: tuple[str, ...]):
+    """The GPU recipe at toy size, every piece of it, for a CPU in a few minutes (``--dry-run``)."""
+    from biotok_train.config import FinetuneConfig
+
+    full = gpu_config(work, vocabs)
+    return dataclasses.replace(full, tasks=tasks, sizes=("tiny",), budget=4, batch_size=2, seq_len=32,
+                               pretrain_seeds=(0,), seeds=(0,), n_words=50, n_resamples=200,
+                               finetune=FinetuneConfig(epochs=1, batch_size=4, max_length=64, max_steps=2,
+                                                       max_train_sentences=8))
+
+
+def gpu_side(work: Path, vocabs: dict[str, str], engine, dry_run: bool, tasks: tuple[str, ...]) -> dict:
+    """Run (or resume: every finished job is kept) the GPU ablation; its ablation.json with the
+    paired bootstrap comparisons of every pair of vocabularies, and its costs.json.
+
+    ``ablate`` compares every arm with the first: the report is made again with each vocabulary
+    first (the jobs are all done, so only the analysis runs), then in the recipe's order, whose
+    files stay."""
+    from biotok_train.ablate import run_ablation
+
+    cfg = toy_config(work, vocabs, tasks) if dry_run else gpu_config(work, vocabs)
+    toks = cfg.tokenizers
+    seen: dict[tuple, dict] = {}
+    for i in (*range(1, len(toks)), 0):
+        report = run_ablation(dataclasses.replace(cfg, tokenizers=toks[i:] + toks[:i]), work / "gpu", engine=engine,
+                              progress=i == 0)
+        result = json.loads(report.json_path.read_text(encoding="utf-8"))
+        for c in result["comparisons"]:
+            seen.setdefault((c["size"], c["task"], c["metric"], frozenset((c["reference_arm"], c["candidate_arm"]))), c)
+    costs = json.loads(report.json_path.with_name("costs.json").read_text(encoding="utf-8"))
+    return {**result, "comparisons": list(seen.values()), "costs": costs}
+
+
+def main(argv: list[str] | None = None) -> int:
+    from biotok.errors import BiotokError
+    from biotok_train.config import EngineConfig
+
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.experiments.ablation_gpu_fr", description=__doc__.split("\n")[0])
+    ap.add_argument("--dry-run", action="store_true",
+                    help="every piece at toy size on the CPU (a few minutes), into benchmarks/.data/ablation_gpu_fr_dry/")
+    ap.add_argument("--gpu", action="store_true", help="also run (or resume) the GPU ablation, then the prediction test")
+    ap.add_argument("--publish", action="store_true", help="only write the page from the phases already finished")
+    ap.add_argument("--plan", action="store_true", help="only print the GPU recipe's estimated GPU-minutes")
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2], help="probe seeds, run one after the other")
-    args = ap.parse_args()
+    ap.add_argument("--tasks", default=",".join(C.FRENCH_TASKS), help="with --dry-run: the tasks to fine-tune")
+    ap.add_argument("--engine", default="local", choices=("local", "ray"))
+    ap.add_argument("--workers", type=int, default=0)
+    ap.add_argument("--gpus-per-job", type=float, default=0.0, help="with --engine ray: e.g. 0.25, four fine-tunes a GPU")
+    a = ap.parse_args(argv)
     C.require_data()
-    work = WORK / ("ablation_gpu_fr_quick" if args.quick else "ablation_gpu_fr")
-    dest = work / "page" if args.quick else PUBLISHED
-    command = " ".join(["python -m benchmarks.experiments.ablation_gpu_fr", *map(shlex.quote, sys.argv[1:])])
-    text = _timed(work, "text", build_text, work, args.quick)
-    vocabs = _timed(work, "vocabularies", vocabularies, work, args.quick)
-    result = probe(work, vocabs, tuple(args.seeds[:1]), args.quick)
-    publish(dest, command, text, None, result, vocabs, work)
-    metrics = _timed(work, "intrinsic", intrinsic, work, vocabs)
-    publish(dest, command, text, metrics, result, vocabs, work)
-    for i in range(1, len(args.seeds)):
-        result = probe(work, vocabs, tuple(args.seeds[:i + 1]), args.quick)
-        publish(dest, command, text, metrics, result, vocabs, work)
+    work = WORK / ("ablation_gpu_fr_dry" if a.dry_run else "ablation_gpu_fr")
+    dest = work / "page" if a.dry_run else PUBLISHED
+    args = [x for x in (argv if argv is not None else sys.argv[1:]) if x != "--publish"]  # the page: what makes it
+    command = " ".join(["python -m benchmarks.experiments.ablation_gpu_fr", *map(shlex.quote, args)])
+    try:
+        if a.plan:
+            print("\n".join(plan_section(work, vocabularies(work, a.dry_run, train=False))))
+            return 0
+        from biotok_train.tasks import get_task
+
+        for t in a.tasks.split(","):  # a task it cannot use is refused before any work
+            get_task(t)
+        engine = EngineConfig(a.engine, a.workers, a.gpus_per_job)
+        run(work, dest, command, a, engine)
+    except BiotokError as e:
+        print(f"ablation_gpu_fr: error: {e}", file=sys.stderr)
+        return 2
     print(f"ablation_gpu_fr: {dest / 'README.md'}", file=sys.stderr)
+    return 0
+
+
+def run(work: Path, dest: Path, command: str, a, engine) -> None:
+    """The phases in order, the page rewritten after each (``a.publish``: from what is finished only)."""
+    text = _timed(work, "text", work / "text" / "text.json", build_text, work, a.dry_run)
+    vocabs = _timed(work, "vocabularies", work / "tokenizers" / list(VOCABS)[-1] / "tokenizer.json", vocabularies, work,
+                    a.dry_run)
+    if a.publish:
+        metrics = json.loads((work / "intrinsic.json").read_text(encoding="utf-8"))
+        result = json.loads((work / "probe" / "probe.json").read_text(encoding="utf-8"))
+        gpu = work / "downstream.json"  # the GPU ablation with every pair compared (written by --gpu)
+        downstream = json.loads(gpu.read_text(encoding="utf-8")) if gpu.is_file() else None
+        publish(dest, command, text, metrics, result, vocabs, work, downstream)
+        return
+    result = probe(work, vocabs, tuple(a.seeds[:1]), a.dry_run)
+    metrics = _timed(work, "intrinsic", work / "intrinsic.json", intrinsic, work, vocabs)
+    publish(dest, command, text, metrics, result, vocabs, work)
+    for i in range(1, 1 if a.dry_run else len(a.seeds)):  # a dry run: the first seed only
+        result = probe(work, vocabs, tuple(a.seeds[:i + 1]), a.dry_run)
+        publish(dest, command, text, metrics, result, vocabs, work)
+    if a.gpu or a.dry_run:
+        downstream = gpu_side(work, vocabs, engine, a.dry_run, tuple(a.tasks.split(",")))
+        (work / "downstream.json").write_text(json.dumps(downstream, indent=1) + "\n", encoding="utf-8")
+        publish(dest, command, text, metrics, result, vocabs, work, downstream)
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

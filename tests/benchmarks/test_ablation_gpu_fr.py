@@ -98,7 +98,11 @@ def test_readme_with_the_downstream_result(tmp_path, tiny_unigram, tiny_wordpiec
     downstream = {"tasks": {"e3c": {"name": "e3c", "metric": "entity_f1"}},
                   "arms": [arm("camemberta-base", 0.36), arm("Unigram_L-32k", 0.35)],
                   "comparisons": [{"task": "e3c", "size": "small", "reference_arm": "camemberta-base",
-                                   "candidate_arm": "Unigram_L-32k", "verdict": "indistinguishable"}]}
+                                   "candidate_arm": "Unigram_L-32k", "verdict": "indistinguishable",
+                                   "difference": -0.01, "low": -0.05, "high": 0.03}],
+                  "floors": [{"beats_floor": True}, {"beats_floor": False}],
+                  "costs": {"jobs": {"pretrain/a": {"device": "cuda", "wall_s": 300.0},
+                                     "finetune/a": {"device": "cuda", "wall_s": 60.0}}}}
     A.publish(tmp_path / "page", "cmd", text, metrics, probe, vocabs, tmp_path, downstream)
     readme = (tmp_path / "page" / "README.md").read_text(encoding="utf-8")
     assert "GPU side is pending" not in readme and "## The GPU side (plan)" not in readme
@@ -108,6 +112,9 @@ def test_readme_with_the_downstream_result(tmp_path, tiny_unigram, tiny_wordpiec
            "camemberta-base, which the downstream result cannot tell from Unigram_L-32k" in readme
     assert "**In one line**: Over 4 instrument-task pairs, the laptop verdict chose the downstream best 0 times, " \
            "a vocabulary the downstream result cannot tell from its best 4 more times" in readme
+    assert "- e3c: Unigram_L-32k minus camemberta-base -0.010 [-0.050, +0.030]: indistinguishable." in readme
+    assert "- 1 of 2 arm-task pairs beat their random-init floor." in readme
+    assert "- The GPU ablation's jobs took 6.0 minutes on cuda (costs.json" in readme
 
 
 def test_measured_throughput_and_the_gpu_plan(tmp_path):
@@ -140,3 +147,26 @@ def test_the_cpu_sentence_names_each_phase_and_what_was_not_recorded():
         "probe (4 runs) 10.0).")
     assert A._cpu_sentence({"vocabularies": 120}, 0, 0).endswith("; not recorded: text, intrinsic (a phase is timed "
                                                                 "the first time it runs).")
+
+
+def test_dry_run_runs_every_piece_end_to_end(shared_data, tmp_path, monkeypatch):
+    """--dry-run: the text, toy vocabularies, the probe, the intrinsic metrics, the GPU ablation over
+    ablate at toy size on the CPU (one task here), every pair compared, and the page with the verdicts."""
+    monkeypatch.setattr(A, "WORK", tmp_path)
+    assert A.main(["--dry-run", "--tasks", "e3c"]) == 0
+    work = tmp_path / "ablation_gpu_fr_dry"
+    readme = (work / "page" / "README.md").read_text(encoding="utf-8")
+    down = json.loads((work / "downstream.json").read_text(encoding="utf-8"))
+    pairs = {frozenset((c["reference_arm"], c["candidate_arm"])) for c in down["comparisons"] if c["task"] == "e3c"}
+    assert len(pairs) == 6  # every pair of the 4 vocabularies, not only against the first
+    assert "- e3c (entity_f1), best first: " in readme and "**In one line**: Over 4 instrument-task pairs" in readme
+    assert "minutes on cpu (costs.json" in readme and (work / "page" / "gpu" / "ablation.json").is_file()
+    assert A.main(["--dry-run", "--tasks", "e3c", "--publish"]) == 0  # the page again from the records alone
+    assert (work / "page" / "README.md").read_text(encoding="utf-8") == readme  # it names the command that made it
+
+
+def test_a_task_it_cannot_use_is_refused_before_any_work(shared_data, tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(A, "WORK", tmp_path)
+    assert A.main(["--dry-run", "--tasks", "e3c,nope"]) == 2
+    assert "ablation_gpu_fr: error: unknown task 'nope'" in capsys.readouterr().err
+    assert not any(tmp_path.iterdir())

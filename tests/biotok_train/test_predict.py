@@ -138,6 +138,9 @@ def test_downstream_rankings_from_an_ablation_result():
     a = agreement(PROBE, e3c)  # the probe chooses a, the task b, which it cannot tell from a
     assert a.acceptable_choice and not a.same_choice
     assert ablation_rankings(ablation, size="tiny")[0].scores == {"b": 0.90}
+    flat = {**ablation, "arms": [arm("a", 0.5), arm("b", 0.5)], "comparisons": [cmp("b", "a", "indistinguishable")]}
+    e3c = ablation_rankings(flat)[0]
+    assert e3c.best() == "a" and e3c.tied_with_best == ("b",)  # the best never listed as tied with itself
 
 
 def test_every_pair_with_its_interval_over_replicates():
