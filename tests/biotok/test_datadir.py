@@ -34,6 +34,7 @@ def test_explicit_path_wins(monkeypatch, tmp_path):
 
 
 def test_older_tokenizers_variable_is_still_read(monkeypatch, tmp_path):
+    (tmp_path / "shared").mkdir()  # a missing BIOTOK_SHARED_DATA folder is an error of its own (test_contract)
     monkeypatch.setenv(datadir.ENV, str(tmp_path / "shared"))
     monkeypatch.setenv(datadir.TOKENIZERS_ENV, str(tmp_path / "toks"))
     assert datadir.tokenizers_dir() == tmp_path / "toks"
