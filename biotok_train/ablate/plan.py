@@ -9,7 +9,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
-from biotok.output import atomic_file
 from biotok_train import stats as S
 from biotok_train.config import AblationConfig
 
@@ -173,13 +172,6 @@ def task_dir(task: str) -> str:
     digest = hashlib.sha256(str(Path(task).resolve()).encode("utf-8")).hexdigest()[:8]
     stem = re.sub(r"[^\w.-]+", "_", Path(task.rstrip("/")).name) or "task"
     return f"{stem}-{digest}"
-
-
-def write_json(path: Path, obj) -> None:
-    """``obj`` as indented JSON at ``path``, atomically."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with atomic_file(path, force=True) as tmp:
-        tmp.write_text(json.dumps(obj, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
 def read_json(path: Path):

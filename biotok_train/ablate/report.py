@@ -13,7 +13,8 @@ from biotok.output import atomic_file
 from biotok_train import stats as S
 from biotok_train.ablate.analysis import Results, at_size, curve, metric_label
 from biotok_train.ablate.command import command_line
-from biotok_train.ablate.plan import MLM, ArmResult, write_json
+from biotok_train.ablate.graph import write_json
+from biotok_train.ablate.plan import MLM, ArmResult
 from biotok_train.config import AblationConfig
 
 
@@ -75,8 +76,8 @@ def write_report(res: Results, arms: list[ArmResult], comparisons: list[dict], f
         "arms": [asdict(a) for a in arms], "comparisons": comparisons, "floors": floors, "mlm_floors": mlm_floors,
         "rankings": rankings, "probe_rankings": list(probe_rankings), "curve": points, "curve_gaps": gaps,
         "verdicts": sentences,
-    })
-    write_json(out / "costs.json", cost)
+    }, indent=2)
+    write_json(out / "costs.json", cost, indent=2)
     png = plot(cfg, tasks, arms, comparisons, names, out / "ablation.png", mlm_floors)
     return AblationReport(cfg, arms, tasks, comparisons, floors, rankings, sentences, md, out / "ablation.md",
                           out / "ablation.json", png, mlm_floors, list(probe_rankings), points, gaps, cost)

@@ -13,13 +13,13 @@ from pathlib import Path
 from biotok.errors import BiotokError, ConfigError, OutputExistsError
 from biotok.output import LOCK_NAME, atomic_directory, run_lock
 from biotok_train.ablate import engines
-from biotok_train.ablate.analysis import Results, arm_results, compute_statistics, verdict_sentences, word_floor
+from biotok_train.ablate.analysis import Results, arm_results, compute_statistics, verdict_sentences
 from biotok_train.ablate.command import command_line
-from biotok_train.ablate.graph import DONE, FAILED, content_keys, costs
+from biotok_train.ablate.graph import DONE, FAILED, content_keys, costs, write_json
 from biotok_train.ablate.grid import build
 from biotok_train.ablate.jobs import Env
 from biotok_train.ablate.keys import corpus_key, fingerprints
-from biotok_train.ablate.plan import leg_names, plan_legs, read_json, write_json
+from biotok_train.ablate.plan import leg_names, plan_legs, read_json
 from biotok_train.ablate.plateau import plateau_sentences, probe_agreements
 from biotok_train.ablate.report import AblationReport, write_report
 from biotok_train.config import MAX_SEQ_LEN, AblationConfig, EngineConfig
@@ -204,7 +204,7 @@ def _open(cfg: AblationConfig, out: Path, force: bool) -> str:
         if not ok and not force:
             raise ConfigError(f"{out} holds an ablation with another recipe (see {cfg_file}); use another --out, or "
                               "--force to run this recipe there (jobs whose inputs did not change are kept)")
-    write_json(cfg_file, {"recipe": cfg.recipe(), "tokenizers": list(cfg.tokenizers)})
+    write_json(cfg_file, {"recipe": cfg.recipe(), "tokenizers": list(cfg.tokenizers)}, indent=2)
     split_corpus(cfg, out)
     return corpus_key(cfg)
 
