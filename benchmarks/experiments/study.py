@@ -104,7 +104,7 @@ def build_corpora(work: Path, inputs: dict) -> dict[str, Path]:
             for p in C.quaero_paragraphs("train") + C.labforsims_turns() + wmt:
                 f.write(p + "\n")
             budget = int(inputs["leaflets_mb"] * 1e6)
-            for line in iter_lines([DATA / SOURCES["leaflets"]]):
+            for line in iter_lines([C.LEAFLETS]):
                 f.write(line + "\n")
                 budget -= len(line.encode("utf-8")) + 1
                 if budget <= 0:
