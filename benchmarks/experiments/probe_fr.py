@@ -89,7 +89,7 @@ def readme(results: dict[str, dict], timings: dict[str, dict], quick: bool = Fal
                     "by their authors on general French web text; biotok "
                     + ", ".join(f"{n} ({s:,} pieces)" for n, s in base["sizes"].items())
                     + ", trained on the training documents plus French biomedical text of the shared data (WMT-biomed "
-                    f"French abstracts, CIM-10 labels, FrenchMedMCQA, QUAERO) and the first {base['leaflet_mb']:g} "
+                    f"French abstracts, CIM-10 labels, FrenchMedMCQA) and the first {base['leaflet_mb']:g} "
                     "MB of the E3C drug leaflets: the clinical cases alone support only about 11,000 Unigram_L pieces "
                     "(never a held-out document).")
     text = ("the E3C layer-3 French clinical cases of the Pan African Medical Journal (CC BY 4.0), one document a "
