@@ -146,25 +146,24 @@ def main() -> None:
     ap.add_argument("--leaflets-mb", type=float, default=120, help="MB of E3C drug leaflets in the training text")
     ap.add_argument("--retrain", action="store_true", help="retrain every variant even when its key is cached")
     ap.add_argument("--smoke", action="store_true",
-                    help="1 MB of leaflets, vocabularies / 10, output under /tmp/biotok-study-smoke")
+                    help="1 MB of leaflets, vocabularies / 10, output under /tmp/biotok-study-smoke (or --docs)")
     ap.add_argument("--from-json", type=Path, default=None, metavar="STUDY_JSON",
                     help="only rewrite study.md (next to docs/study/) from an existing study.json")
-    ap.add_argument("--docs", type=Path, default=REPO / "docs", help="where study.md and study/ go")
+    ap.add_argument("--docs", type=Path, default=None, help="where study.md and study/ go [docs/]")
     args = ap.parse_args()
+    docs = args.docs or (Path("/tmp/biotok-study-smoke") if args.smoke else REPO / "docs")
     if args.from_json is not None:
         if not args.from_json.is_file():
             print(f"study --from-json: {args.from_json} not found", file=sys.stderr)
             raise SystemExit(2)
-        args.docs.mkdir(parents=True, exist_ok=True)
+        docs.mkdir(parents=True, exist_ok=True)
         res = json.loads(args.from_json.read_text(encoding="utf-8"))
-        (args.docs / "study.md").write_text(write_markdown(res, COMMAND), encoding="utf-8")
-        print(f"-> {args.docs / 'study.md'}")
+        (docs / "study.md").write_text(write_markdown(res, COMMAND), encoding="utf-8")
+        print(f"-> {docs / 'study.md'}")
         return
-    docs, work, scale = args.docs, CACHE / "study", 1.0
+    work, scale = CACHE / "study", 1.0
     if args.smoke:
-        args.leaflets_mb, scale = 1, 0.1
-        docs = Path("/tmp/biotok-study-smoke")
-        work = docs / "work"
+        args.leaflets_mb, scale, work = 1, 0.1, docs / "work"
     require_data()
     inputs = corpus_inputs(args.leaflets_mb)
     paths = build_corpora(work, inputs)
