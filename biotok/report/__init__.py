@@ -7,6 +7,7 @@
 - :mod:`biotok.report.assemble`: results -> the page's plain data (:class:`biotok.page.Page`)
 - :mod:`biotok.report.html`: the page -> report.html (CSS and JavaScript in ``static/``, package data)
 - :mod:`biotok.report.build`: :func:`build_report`, all of the above written atomically into one folder
+- :mod:`biotok.report.study`: the French tokenizer study's measurements, verdicts and docs/study.md
 
 The evidence sections themselves (entities, terminology, morphemes, numbers, the term list) come from
 :mod:`biotok.evidence`; the page's plain data types from :mod:`biotok.page`.

@@ -8,8 +8,10 @@ bootstrap resamples held-out documents, each drawn with all its seeds.
 
 from __future__ import annotations
 
+import json
 import math
 import shlex
+import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
@@ -250,8 +252,6 @@ def plot(report: ProbeReport, path: Path) -> Path:
 def write_report(report: ProbeReport, folder: Path, out: Path | None = None) -> ProbeReport:
     """probe.json, probe.md and probe.png under ``folder``; ``out``: where they end up (the
     command line and ``report.paths`` name it) when the folder is built aside (``--force``)."""
-    import json
-
     out = folder if out is None else out
     report.command = command(report.config, out)
     with atomic_file(folder / "probe.json", force=True) as tmp:
@@ -261,6 +261,44 @@ def write_report(report: ProbeReport, folder: Path, out: Path | None = None) -> 
     plot(report, folder / "probe.png")
     report.paths = {"json": out / "probe.json", "md": out / "probe.md", "png": out / "probe.png"}
     return report
+
+
+PUBLISHED_FILES = ("probe.md", "probe.json", "probe.png", "timings.json")
+"""What a published probe keeps of each mode's run folder (raw/, fair/)."""
+
+
+def setup_bullets(results: dict[str, dict], *, text: str, vocabularies: str) -> list[str]:
+    """A published README's text and vocabulary bullets: ``text`` says what the documents are and
+    which are held out, the counts come from probe.json; ``vocabularies`` says which and whence."""
+    st = next(iter(results.values()))["setup"]
+    return [f"- Text: {text}: {st['train_documents']:,} training documents ({st['train_chars']:,} characters), "
+            f"{st['heldout_documents']:,} held-out documents ({st['heldout_chars']:,} characters).",
+            f"- Vocabularies: {vocabularies}"]
+
+
+def read_published(folder: Path, modes: Sequence[str] = ("raw", "fair")) -> tuple[dict[str, dict], dict[str, dict]]:
+    """probe.json and timings.json (its runs) of each mode whose folder under ``folder`` holds them
+    (what :func:`published_readme` takes): a README is rewritten from them without running anything."""
+    results, timings = {}, {}
+    for mode in modes:
+        if (folder / mode / "probe.json").is_file():
+            res = results[mode] = json.loads((folder / mode / "probe.json").read_text(encoding="utf-8"))
+            runs = json.loads((folder / mode / "timings.json").read_text(encoding="utf-8"))
+            # timings.json also keeps runs of other seeds the folder once held: only this report's count
+            timings[mode] = {k: runs[k] for k in (f"{a['name']}/seed{s}" for a in res["arms"] for s in res["setup"]["seeds"])}
+    return results, timings
+
+
+def publish(runs: dict[str, Path], dest: Path, readme: str) -> Path:
+    """Copy each mode's :data:`PUBLISHED_FILES` from its run folder (``runs[mode]``) to
+    ``dest/mode`` and write ``readme`` as ``dest/README.md``; return that path."""
+    for mode, run in runs.items():
+        (dest / mode).mkdir(parents=True, exist_ok=True)
+        for name in PUBLISHED_FILES:
+            shutil.copyfile(run / name, dest / mode / name)
+    with atomic_file(dest / "README.md", force=True) as tmp:
+        tmp.write_text(readme, encoding="utf-8")
+    return dest / "README.md"
 
 
 def published_readme(results: dict[str, dict], timings: dict[str, dict], *, title: str, command: str,
@@ -328,5 +366,5 @@ def _modes_compared(results: dict[str, dict]) -> list[str]:
              "throws away."), ""]
 
 
-__all__ = ["ProbeReport", "build_report", "command", "format_markdown", "plot", "published_readme", "versions_line",
-           "write_report"]
+__all__ = ["PUBLISHED_FILES", "ProbeReport", "build_report", "command", "format_markdown", "plot", "publish",
+           "published_readme", "read_published", "setup_bullets", "versions_line", "write_report"]

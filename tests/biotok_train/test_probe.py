@@ -180,3 +180,41 @@ def test_published_readme_from_the_published_probe_json():
     assert text == published
     one = published_readme({"fair": results["fair"]}, {"fair": timings["fair"]}, title="T", command="c", setup=[])
     assert "`--modes fair raw` adds it" in one and "## Raw against fair" not in one
+
+
+def _published(tmp_path: Path) -> Path:
+    """A copy of docs/results/probe-fr/ whose raw/timings.json also holds a run of another seed."""
+    import shutil
+
+    pub = Path(__file__).resolve().parents[2] / "docs" / "results" / "probe-fr"
+    dest = tmp_path / "pub"
+    shutil.copytree(pub, dest)
+    runs = json.loads((dest / "raw" / "timings.json").read_text(encoding="utf-8"))
+    runs["BPE-32k/seed7"] = {"train_wall_s": 1e6, "train_cpu_s": 1e6, "eval_wall_s": 0.0, "eval_cpu_s": 0.0}
+    (dest / "raw" / "timings.json").write_text(json.dumps(runs), encoding="utf-8")
+    return dest
+
+
+def test_read_published_counts_only_the_reports_runs(tmp_path):
+    from biotok_train.probe.report import read_published
+
+    results, timings = read_published(_published(tmp_path))
+    assert list(results) == ["raw", "fair"] and results["fair"]["setup"]["seeds"] == [0, 1, 2]
+    assert "BPE-32k/seed7" not in timings["raw"] and len(timings["raw"]) == 5 and len(timings["fair"]) == 15
+    assert read_published(tmp_path / "pub", ("fair",))[0].keys() == {"fair"}
+    assert read_published(tmp_path) == ({}, {})  # no mode folder: nothing
+
+
+def test_publish_copies_each_mode_and_writes_the_readme(tmp_path):
+    from biotok_train.probe.report import PUBLISHED_FILES, publish, read_published, setup_bullets
+
+    src = _published(tmp_path)
+    results, _ = read_published(src)
+    bullets = setup_bullets(results, text="some text", vocabularies="two of them.")
+    assert bullets == ["- Text: some text: 1,368 training documents (3,058,532 characters), 152 held-out documents "
+                       "(339,686 characters).", "- Vocabularies: two of them."]
+    dest = tmp_path / "out"
+    assert publish({"fair": src / "fair"}, dest, "# README\n") == dest / "README.md"
+    assert sorted(p.name for p in (dest / "fair").iterdir()) == sorted(PUBLISHED_FILES)
+    assert (dest / "fair" / "probe.png").read_bytes() == (src / "fair" / "probe.png").read_bytes()
+    assert (dest / "README.md").read_text(encoding="utf-8") == "# README\n" and not (dest / "raw").exists()

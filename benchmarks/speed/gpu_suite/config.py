@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-REPO = Path(__file__).resolve().parents[3]
+from benchmarks.corpora import REPO
 SCHEMA = "biotok-gpu-suite/1"
 STEPS = ("throughput", "equivalence", "profile", "ablation")  # in the order they run (the JSON is written after each)
 GOAL_RATIO = 1.5

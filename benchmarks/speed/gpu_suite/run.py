@@ -12,19 +12,13 @@ import time
 from pathlib import Path
 from typing import Sequence
 
+from benchmarks import corpora as C
 from benchmarks.speed.gpu_suite.ablation import run_small_ablation, toy_ner_task
-from benchmarks.speed.gpu_suite.config import REPO, SCHEMA, STEPS, SuiteConfig, config_from_args, estimate_s, field_of
+from benchmarks.speed.gpu_suite.config import SCHEMA, STEPS, SuiteConfig, config_from_args, estimate_s, field_of
 from benchmarks.speed.gpu_suite.equivalence import check_equivalence
 from benchmarks.speed.gpu_suite.profile import profile_step
 from benchmarks.speed.gpu_suite.results import StepResult, device_info, result_path, update_readme, versions, write_json
 from benchmarks.speed.gpu_suite.throughput import measure_throughput
-
-
-def _shared() -> Path | None:
-    from biotok.datadir import shared_data
-
-    base = shared_data() or REPO.parent / "shared" / "data"
-    return base if (base / "corpora").is_dir() else None
 
 
 def _inputs(cfg: SuiteConfig, work: Path) -> tuple[str, str, tuple[str, ...], str, list[dict]]:
@@ -34,7 +28,7 @@ def _inputs(cfg: SuiteConfig, work: Path) -> tuple[str, str, tuple[str, ...], st
         from biotok.config import NormalizeConfig, TrainConfig
         from biotok.train import train_tokenizer
 
-        corpus = cfg.corpus or str(REPO / "corpora" / "sample" / "e3c_pamj_fr.txt")
+        corpus = cfg.corpus or str(C.SAMPLE)
         toks = []
         for algo in ("unigram", "wordpiece"):
             out = work / f"tok-{algo}"
@@ -44,17 +38,17 @@ def _inputs(cfg: SuiteConfig, work: Path) -> tuple[str, str, tuple[str, ...], st
             toks.append(str(out))
         tokenizer = cfg.tokenizer or toks[0]
         task = cfg.task if cfg.task != SuiteConfig.task else str(
-            toy_ner_task(Path(corpus), REPO / "corpora" / "terms" / "fr_biomedical.txt", work / "toy-ner"))
+            toy_ner_task(Path(corpus), C.TERMS_FR, work / "toy-ner"))
         skipped.append({"what": "shared data", "why": "dry run: tokenizers trained on the sample corpus, and a toy "
                                                       "NER task (numbers and listed terms) instead of E3C"})
         return tokenizer, corpus, tuple(cfg.tokenizers) or tuple(toks), task, skipped
-    shared = _shared()
+    shared = C.CORPORA.is_dir()
     need = [x is None for x in (cfg.tokenizer, cfg.corpus)] + [not cfg.tokenizers]
-    if shared is None and any(need):
+    if not shared and any(need):
         raise SystemExit("gpu_suite: error: the shared data folder was not found (set BIOTOK_SHARED_DATA), "
                          "or pass --tokenizer, --corpus and --tokenizers")
-    tokenizer = cfg.tokenizer or str(shared / "tokenizers" / "camemberta-base")
-    corpus = cfg.corpus or str(shared / "corpora" / "e3c-fr" / "layer3_fr_pamj_ccby.jsonl.xz")
+    tokenizer = cfg.tokenizer or str(C.CAMEMBERTA)
+    corpus = cfg.corpus or str(C.PAMJ)
     tokenizers = tuple(cfg.tokenizers)
     if not tokenizers:
         from biotok.config import TrainConfig
@@ -62,9 +56,8 @@ def _inputs(cfg: SuiteConfig, work: Path) -> tuple[str, str, tuple[str, ...], st
 
         out = work / "tok-biotok-unigram-lower"
         texts = [corpus]
-        leaflets = shared / "corpora" / "e3c-fr" / "layer3_fr_ministere_ccbync.jsonl.xz" if shared else None
-        if leaflets is not None and leaflets.is_file() and leaflets.suffixes == Path(corpus).suffixes:
-            texts.append(str(leaflets))  # the clinical cases alone support only ~11,600 pieces
+        if shared and C.LEAFLETS.is_file() and C.LEAFLETS.suffixes == Path(corpus).suffixes:
+            texts.append(str(C.LEAFLETS))  # the clinical cases alone support only ~11,600 pieces
         if not (out / "tokenizer.json").is_file():
             from biotok.config import NormalizeConfig
 
