@@ -114,6 +114,8 @@ def test_config_checks_and_command():
         AblationConfig(tokenizers=("a",), corpus=("c",), seeds=(0, 0))
     with pytest.raises(ConfigError, match="tasks"):
         AblationConfig(tokenizers=("a",), corpus=("c",), tasks=())
+    with pytest.raises(ConfigError, match="--curve-tasks quaero: each must be one of the --task values"):
+        AblationConfig(tokenizers=("a",), corpus=("c",), curve=(5,), curve_tasks=("quaero",))
     cfg = AblationConfig(tokenizers=("a", "b"), corpus=("c.txt",), tasks=("e3c", "quaero"), sizes=("tiny", "small"),
                          seeds=(0, 1), finetune=FinetuneConfig(epochs=5), floor=False)
     assert cfg.tokens_per_arm == 200 * 32 * 128
@@ -131,6 +133,8 @@ def test_config_checks_and_command():
          n_words=17, heldout_every=5, n_resamples=300, confidence=0.9, budget=9, batch_size=3, seq_len=16, lr=1e-3),
     dict(base="/m/base dir", arms=("scratch", "transfer"), transfer_methods=("random",)),
     dict(base="/m/b", arms=("general", "continual", "transfer"), transfer_methods=("fvt", "random"), curve=(50, 100)),
+    dict(tasks=("e3c", "quaero"), curve=(50,), curve_tasks=()),
+    dict(tasks=("e3c", "quaero"), curve=(50,), curve_tasks=("quaero", "e3c")),
 ])
 def test_command_reads_back_as_the_same_config(changes):
     """The command line of a config, parsed by ``biotok-train ablate`` itself, gives that config back."""
