@@ -11,7 +11,7 @@ from typing import Sequence
 from biotok_train import stats as S
 from biotok_train.ablate.analysis import at_size, metric_label
 from biotok_train.ablate.grid import evaluate_key, heldout_key
-from biotok_train.ablate.plan import ArmResult
+from biotok_train.ablate.plan import ArmResult, comparison_pairs
 
 HELDOUT_FIELDS = ("positions", "loss", "floor_loss", "gap", "gap_low", "gap_high", "left_plateau", "top1", "floor_top1")
 
@@ -47,11 +47,9 @@ def heldout_curve(res) -> list[dict]:
     for size in cfg.sizes if cfg.curve else ():
         for leg in (x for x in res.legs if x.pretrained):
             for k in (0, *cfg.curve, cfg.budget):
-                keys = [evaluate_key(size, leg.name, p) if k == cfg.budget else heldout_key(size, leg.name, p, k)
-                        for p in cfg.pretrain_seeds]
-                if any(key not in res.records for key in keys):  # k = 0 of a scratch arm without a base
+                ev = _evaluations(res, size, leg.name, k)
+                if ev is None:  # k = 0 of a scratch arm without a base
                     continue
-                ev = dict(zip(cfg.pretrain_seeds, (res.records[key] for key in keys)))
                 h = pooled_summary({p: e["heldout"]["rows"] for p, e in ev.items()}, cfg.n_resamples, cfg.confidence)
                 points.append({"size": size, "arm": leg.name, "step": k,
                                "token_positions": k * cfg.batch_size * cfg.seq_len,
@@ -59,6 +57,58 @@ def heldout_curve(res) -> list[dict]:
                                "mlm_top1": S.summarize_seeds([e["mlm"]["accuracy"]["top1"] for e in ev.values()]
                                                              ).to_dict()})
     return points
+
+
+def _evaluations(res, size: str, arm: str, k: int) -> dict | None:
+    """The evaluation records of an arm's model after k steps, by pretraining seed (None: not planned)."""
+    cfg = res.cfg
+    keys = [evaluate_key(size, arm, p) if k == cfg.budget else heldout_key(size, arm, p, k) for p in cfg.pretrain_seeds]
+    if any(key not in res.records for key in keys):
+        return None
+    return dict(zip(cfg.pretrain_seeds, (res.records[key] for key in keys)))
+
+
+def heldout_curve_gaps(res) -> list[dict]:
+    """At each step of the held-out curve, each arm minus another arm of the same vocabulary that the
+    report compares it with (:func:`~biotok_train.ablate.plan.comparison_pairs`: one transfer method
+    against the first): [MASK] loss on the same held-out positions, paired bootstrap over held-out
+    sequences (each drawn with all its seeds); lower is better."""
+    import numpy as np  # lazy: only with a curve
+
+    cfg, legs, gaps = res.cfg, {leg.name: leg for leg in res.legs}, []
+    pairs = [(r, c) for r, c in comparison_pairs(res.legs) if legs[r].pretrained and legs[c].pretrained
+             and legs[r].vocab == legs[c].vocab]
+    for size in cfg.sizes if cfg.curve else ():
+        for ref, cand in pairs:
+            for k in (0, *cfg.curve, cfg.budget):
+                r, c = _evaluations(res, size, ref, k), _evaluations(res, size, cand, k)
+                if r is None or c is None:
+                    continue
+                rows = lambda ev: {p: np.asarray(e["heldout"]["rows"], dtype=np.float64)[:, [0, 4]]  # noqa: E731
+                                   for p, e in ev.items()}
+                ref_rows, cand_rows, clusters = S.pool_seeds(rows(r), rows(c))
+                b = S.paired_bootstrap(ref_rows, cand_rows, S.MEAN, clusters=clusters, n_resamples=cfg.n_resamples,
+                                       confidence=cfg.confidence, seed=0, higher_is_better=False,
+                                       name="held-out [MASK] loss")
+                gaps.append({"size": size, "step": k, "reference_arm": ref, "candidate_arm": cand, **b.to_dict()})
+    return gaps
+
+
+def heldout_gap_sentences(gaps: Sequence[dict], sized: bool) -> list[str]:
+    """Per pair of arms on the held-out curve: at which steps the candidate's [MASK] loss is lower,
+    higher or not distinguishable from the reference's, with the difference where it starts and at the end."""
+    out = []
+    for (size, ref, cand), rows in groupby(gaps, key=lambda g: (g["size"], g["reference_arm"], g["candidate_arm"])):
+        rows = list(rows)
+        by = {v: [r["step"] for r in rows if r["verdict"] == v] for v in (S.BETTER, S.WORSE, S.INDISTINGUISHABLE)}
+        words = {S.BETTER: "lower", S.WORSE: "higher", S.INDISTINGUISHABLE: "not distinguishable"}
+        parts = [f"{words[v]} at k = {', '.join(f'{k:,}' for k in steps)}" for v, steps in by.items() if steps]
+        ends = [rows[0]] if len(rows) == 1 else [rows[0], rows[-1]]
+        diff = "; ".join(f"k = {r['step']:,}: {r['difference']:+.3f} [{r['low']:+.3f}, {r['high']:+.3f}] nats"
+                         for r in ends)
+        out.append(f"On the held-out curve{f' ({size})' if sized else ''}, {cand}'s [MASK] loss against {ref}'s (the "
+                   f"same positions) is {'; '.join(parts)} ({diff}).")
+    return out
 
 
 def curve_plateau_sentences(points: Sequence[dict], budget: int, sized: bool) -> list[str]:
@@ -126,4 +176,4 @@ def probe_agreements(res, arms: Sequence[ArmResult]) -> list[dict]:
     return agreements
 
 
-__all__ = ["HELDOUT_FIELDS", "curve_plateau_sentences", "heldout_curve", "plateau_sentences", "probe_agreements"]
+__all__ = ["HELDOUT_FIELDS", "curve_plateau_sentences", "heldout_curve", "heldout_curve_gaps", "heldout_gap_sentences", "plateau_sentences", "probe_agreements"]

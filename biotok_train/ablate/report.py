@@ -15,7 +15,7 @@ from biotok_train.ablate.analysis import Results, at_size, curve, metric_label
 from biotok_train.ablate.command import command_line
 from biotok_train.ablate.graph import write_json
 from biotok_train.ablate.plan import MLM, ArmResult
-from biotok_train.ablate.plateau import curve_plateau_sentences, heldout_curve
+from biotok_train.ablate.plateau import curve_plateau_sentences, heldout_curve, heldout_curve_gaps, heldout_gap_sentences
 from biotok_train.config import AblationConfig
 
 
@@ -40,6 +40,7 @@ class AblationReport:
     curve_gaps: list = field(default_factory=list)  # each arm minus the curve's reference at each step
     costs: dict = field(default_factory=dict)  # costs.json: CPU and wall seconds of every job
     heldout_curve: list = field(default_factory=list)  # each pretrained arm's held-out [MASK] numbers after k steps
+    heldout_curve_gaps: list = field(default_factory=list)  # [MASK] loss of one arm minus another of its vocabulary
     curve_png: Path | None = None  # heldout_curve.png: the gap to the unigram floor against token positions
 
     def arm(self, size: str, name: str) -> ArmResult:
@@ -67,12 +68,12 @@ def write_report(res: Results, arms: list[ArmResult], comparisons: list[dict], f
     cfg, out, tasks = res.cfg, res.out, res.tasks
     names = [leg.name for leg in res.legs]
     points, gaps = curve(res)
-    held = heldout_curve(res)
+    held, held_gaps = heldout_curve(res), heldout_curve_gaps(res)
     sentences = [*sentences, *curve_plateau_sentences(held, cfg.budget, len(cfg.sizes) > 1),
-                 *catch_up_sentences(gaps, res)]
+                 *heldout_gap_sentences(held_gaps, len(cfg.sizes) > 1), *catch_up_sentences(gaps, res)]
     cost = cost_summary(res)
     md = format_report(cfg, tasks, arms, comparisons, floors, rankings, sentences, names, out, mlm_floors,
-                       probe_rankings, points, gaps, cost, held)
+                       probe_rankings, points, gaps, cost, held, held_gaps)
     with atomic_file(out / "ablation.md", force=True) as tmp:
         tmp.write_text(md, encoding="utf-8")
     write_json(out / "ablation.json", {
@@ -80,14 +81,14 @@ def write_report(res: Results, arms: list[ArmResult], comparisons: list[dict], f
         "command": command_line(cfg, out), "versions": versions_line(), "tasks": tasks,
         "arms": [asdict(a) for a in arms], "comparisons": comparisons, "floors": floors, "mlm_floors": mlm_floors,
         "rankings": rankings, "probe_rankings": list(probe_rankings), "curve": points, "curve_gaps": gaps,
-        "heldout_curve": held, "verdicts": sentences,
+        "heldout_curve": held, "heldout_curve_gaps": held_gaps, "verdicts": sentences,
     }, indent=2)
     write_json(out / "costs.json", cost, indent=2)
     png = plot(cfg, tasks, arms, comparisons, names, out / "ablation.png", mlm_floors)
     curve_png = plot_heldout_curve(cfg, held, out / CURVE_PNG)
     return AblationReport(cfg, arms, tasks, comparisons, floors, rankings, sentences, md, out / "ablation.md",
                           out / "ablation.json", png, mlm_floors, list(probe_rankings), points, gaps, cost, held,
-                          curve_png)
+                          held_gaps, curve_png)
 
 
 def cost_summary(res: Results) -> dict:
@@ -142,7 +143,7 @@ def format_report(cfg: AblationConfig, tasks: dict, arms: list[ArmResult], compa
                   floors: list[dict], rankings: list[dict], sentences: list[str], names: list[str],
                   out: str | os.PathLike[str], mlm_floors: Sequence[dict] = (),
                   probe_rankings: Sequence[dict] = (), points: Sequence[dict] = (), gaps: Sequence[dict] = (),
-                  cost: dict | None = None, held: Sequence[dict] = ()) -> str:
+                  cost: dict | None = None, held: Sequence[dict] = (), held_gaps: Sequence[dict] = ()) -> str:
     """ablation.md: budgets, results with intervals and verdicts, floors, plateau, curve, probe,
     rankings, verdicts, costs, command."""
     lines = ["# Vocabulary ablation", "", _intro(cfg, names), "", *_budget_section(cfg, arms)]
@@ -153,7 +154,7 @@ def format_report(cfg: AblationConfig, tasks: dict, arms: list[ArmResult], compa
     if any(a.heldout_mlm for a in arms):
         lines += _plateau_section(cfg, arms)
     if held:
-        lines += _heldout_curve_section(cfg, held)
+        lines += _heldout_curve_section(cfg, held, held_gaps)
     for task in dict.fromkeys(p["task"] for p in points):
         lines += _curve_section(cfg, tasks, [p for p in points if p["task"] == task],
                                 [g for g in gaps if g["task"] == task])
@@ -192,7 +193,7 @@ def _curve_section(cfg: AblationConfig, tasks: dict, points: Sequence[dict], gap
 CURVE_PNG = "heldout_curve.png"
 
 
-def _heldout_curve_section(cfg: AblationConfig, held: Sequence[dict]) -> list[str]:
+def _heldout_curve_section(cfg: AblationConfig, held: Sequence[dict], held_gaps: Sequence[dict] = ()) -> list[str]:
     """Each pretrained arm's held-out [MASK] loss against the unigram floor after k MLM steps: when
     it left the plateau (the sentences are in the verdicts)."""
     sized = len(cfg.sizes) > 1
@@ -210,6 +211,13 @@ def _heldout_curve_section(cfg: AblationConfig, held: Sequence[dict]) -> list[st
                      f"{p['gap']:+.3f} [{p['gap_low']:+.3f}, {p['gap_high']:+.3f}] | "
                      f"{'yes' if p['left_plateau'] else '**no**'} | {p['top1']:.3f} | {p['floor_top1']:.3f} | "
                      f"{_cell(p['mlm_top1'])} |")
+    if held_gaps:
+        lines += ["", "Arms of the same vocabulary on the same positions: candidate minus reference [MASK] loss, paired "
+                  f"{cfg.confidence:.0%} bootstrap over held-out sequences (negative: the candidate predicts better).", "",
+                  "| k | candidate − reference | Δ loss [CI] | verdict |", "|---:|---|---|---|"]
+        lines += [f"| {g['step']:,} | {g['candidate_arm']} − {g['reference_arm']}"
+                  + (f" ({g['size']})" if sized else "") + f" | {g['difference']:+.3f} [{g['low']:+.3f}, "
+                  f"{g['high']:+.3f}] | {g['verdict']} |" for g in held_gaps]
     return lines
 
 
