@@ -278,12 +278,15 @@ def _columns(cfg: AblationConfig) -> tuple[str, str]:
 def _intro(cfg: AblationConfig, names: list[str]) -> str:
     if cfg.base is not None:
         methods = ", ".join(f"`{m}`" for m in cfg.transfer_methods)
-        start = (f"Reference: **{names[0]}** (the first arm). Arms, as PubMedBERT's Table 9: *general* is the base "
-                 f"model `{cfg.base}` as it is (fine-tuned only); *continual* continues it with its own vocabulary; "
-                 f"*transfer.T* (*transfer-METHOD.T* with several methods) moves the base to T's vocabulary "
-                 f"({methods}: shared pieces keep their rows) and continues; *scratch.T* is the base's "
-                 "architecture from random weights with T's vocabulary. Every arm: MLM with the base's architecture, "
-                 f"{cfg.budget} steps × ")
+        said = {"general": f"*general* is the base model `{cfg.base}` as it is (fine-tuned only)",
+                "continual": "*continual* continues the base with its own vocabulary",
+                "transfer": "*transfer.T* (*transfer-METHOD.T* with several methods) moves the base to T's vocabulary "
+                            f"({methods}: shared pieces keep their rows) and continues",
+                "scratch": "*scratch.T* is the base's architecture from random weights with T's vocabulary"}
+        start = (f"Reference: **{names[0]}** (the first arm). Arms, as PubMedBERT's Table 9: "
+                 + "; ".join(said[a] for a in said if a in cfg.arms)
+                 + ("" if "general" in cfg.arms else f" (the base: `{cfg.base}`)")
+                 + f". Every arm: MLM with the base's architecture, {cfg.budget} steps × ")
     else:
         start = f"Reference: **{names[0]}** (the first tokenizer). Every arm: BERT MLM, {cfg.budget} steps × "
     return (start + f"{cfg.batch_size} sequences × {cfg.seq_len} pieces = {cfg.tokens_per_arm:,} token positions; "
