@@ -3,15 +3,12 @@
     python -m benchmarks.experiments.transfer_cpu            # regenerates docs/results/transfer-cpu/ (about 15 CPU-minutes)
     python -m benchmarks.experiments.transfer_cpu --quick    # a few steps into benchmarks/.data/transfer_cpu/quick/ only
 
-1. A small "general" BERT (size tiny) pretrained 800 steps (batch 32 x 128, lr 1e-3, seed 0) on the
-   French side of the WMT biomedical abstracts with CamemBERTa's vocabulary (reused when there).
-2. ``ablate --base`` that model on the E3C clinical cases (PAMJ, CC BY; each 20th line held out):
-   a biotok in-domain vocabulary (spm-unigram, 8k, cased) trained on the pretraining part only;
-   arms ``transfer`` with methods ``fvt`` and ``random`` (the same seed, data order and masks), 250
-   MLM steps (batch 32 x 128, lr 1e-3); the curve at steps 0, 10, 25, 50, 100, 150, 200 and 250
-   with the held-out [MASK] numbers only (``curve_tasks=()``): loss against the unigram floor, random
-   minus fvt on the same positions (paired bootstrap over held-out sequences), masked-word top-1.
-   Each final model is also fine-tuned once on E3C (one seed, no floor).
+A "general" BERT-tiny (800 steps, batch 32 x 128, lr 1e-3, seed 0, on the French WMT biomedical
+abstracts with CamemBERTa's vocabulary; reused when there) is ``ablate --base`` on the E3C PAMJ
+clinical cases (each 20th line held out) with a biotok spm-unigram of 8k pieces, cased, trained on
+the pretraining part: arms ``transfer`` by ``fvt`` and by ``random`` (same seed, data order and
+masks), 250 MLM steps (batch 32 x 128, lr 1e-3), the held-out curve at steps 0, 10, 25, 50, 100,
+150, 200, 250 and nothing fine-tuned on it (``curve_tasks=()``); each final model fine-tuned once on E3C.
 """
 
 from __future__ import annotations

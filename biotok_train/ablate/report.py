@@ -224,7 +224,7 @@ def _heldout_curve_section(cfg: AblationConfig, held: Sequence[dict], held_gaps:
 def plot_heldout_curve(cfg: AblationConfig, held: Sequence[dict], path: Path) -> Path | None:
     """heldout_curve.png (none without a curve: a stale one is removed): per size, the gap to the
     unigram floor against the token positions trained on, one line per arm, its interval shaded;
-    symmetric-log where a gap passes one nat (a start far above the floor would flatten the rest).
+    symmetric-log where the gaps span more than one nat (a start far above the floor would flatten the rest).
     Byte-stable: no software or date in the file."""
     if not held:
         path.unlink(missing_ok=True)
@@ -243,7 +243,7 @@ def plot_heldout_curve(cfg: AblationConfig, held: Sequence[dict], path: Path) ->
             x = [p["token_positions"] / 1e6 for p in pts]
             ax.plot(x, [p["gap"] for p in pts], marker="o", label=arm)
             ax.fill_between(x, [p["gap_low"] for p in pts], [p["gap_high"] for p in pts], alpha=0.2)
-        if max(max(abs(p["gap_low"]), abs(p["gap_high"])) for p in rows) > 1:
+        if max(p["gap_high"] for p in rows) - min(p["gap_low"] for p in rows) > 1:
             ax.set_yscale("symlog", linthresh=0.1)
         ax.axhline(0.0, color="grey", linestyle="--", linewidth=1)
         ax.set_xlabel("token positions trained on (millions)")
