@@ -133,8 +133,9 @@ def curve_plateau_sentences(points: Sequence[dict], budget: int, sized: bool) ->
             last = max(firsts, key=lambda r: r["step"])
             where = f" {at_size(size).lower()}" if sized else ""
             out.append(f"Every arm{where} has left the plateau by step {last['step']:,} "
-                       f"({last['token_positions']:,} token positions): an ablation of this recipe whose arms all use "
-                       f"context needs a budget of at least {last['step']:,} steps.")
+                       f"({last['token_positions']:,} token positions), the first step measured where all had: an "
+                       "ablation of this recipe needs about that budget before its arms' masked-LM numbers say "
+                       "something about their vocabularies.")
     return out
 
 
