@@ -238,6 +238,25 @@ def test_cli_ablate_reuses_finished_runs(tmp_path, sample_corpus, tiny_unigram, 
     assert bad.exit_code == 2 and "error:" in bad.output and "huge" in bad.output
 
 
+def test_cli_curve_tasks_none_fine_tunes_nothing_on_the_curve(tmp_path, sample_corpus, tiny_unigram, monkeypatch):
+    from biotok_train.cli import main
+
+    task = _bio_task(tmp_path / "task", n_test=20)
+    cfg = AblationConfig(tokenizers=(str(tiny_unigram),), corpus=(str(sample_corpus),), tasks=(str(task),), seeds=(0,))
+    name = leg_names(cfg.tokenizers)[0]
+    ran = _fake_ablation(monkeypatch, cfg, {("tiny", name): lambda i, f: True}, {("tiny", name): lambda i, f: False},
+                         {("tiny", name): [1, 0] * 10})
+    args = ["ablate", "--tokenizers", str(tiny_unigram), "--corpus", str(sample_corpus), "--task", str(task), "--seeds",
+            "0", "--n-words", "20", "--budget", "10", "--curve", "5", "-q"]
+    res = CliRunner().invoke(main, [*args, "--curve-tasks", "none", "--out", str(tmp_path / "out")])
+    assert res.exit_code == 0, res.output
+    assert "## The held-out curve" in res.output and "--curve-tasks none" in res.output
+    assert any(r.endswith("/curve/step-5") for r in ran) and not any("/k5/" in r for r in ran)
+    bad = CliRunner().invoke(main, [*args, "--curve-tasks", "quaero", "--out", str(tmp_path / "o2")])
+    assert bad.exit_code == 2 and "--curve-tasks quaero" in bad.output and "Traceback" not in bad.output
+    assert not (tmp_path / "o2").exists()
+
+
 @pytest.mark.slow  # a few minutes on a shared 2-core CPU
 def test_tiny_ablation_end_to_end(tmp_path, sample_corpus, tiny_wordpiece, tiny_unigram, monkeypatch):
     """Two tokenizers, a few pretraining steps each, floors: every arm gets a row, and a rerun reuses them."""
