@@ -1,5 +1,5 @@
 """Shared helpers for the benchmarks: inputs built from ../shared/data, timing, peak RSS, JSON,
-and the French CPU ablation's recipe (ablation_cpu publishes it; plateau_fr trains its seed-0 models).
+and the French CPU ablation's recipe (ablation_cpu publishes it; plateau_fr runs its curve).
 
 Every benchmark runs biotok and its baseline side by side in one process (alternating runs),
 reports min and median over the runs, and the ratio of medians.
@@ -140,10 +140,11 @@ def ablation_unigram_l(cfg, out: Path, tok: Path) -> tuple[Path, Path]:
 
 
 def run_published_ablation(cfg, work: Path, tok: Path, slug: str, title: str, doc: str, quick: bool,
-                           script: str | None = None):
+                           script: str | None = None, force: bool = False):
     """Run (or resume) a published CPU ablation whose candidate vocabulary ``tok`` is a biotok
     Unigram_L of 8,000 pieces trained on the ablation's own pretraining split, then (unless
-    ``quick``) copy its report to docs/results/SLUG/ with a README written from the numbers."""
+    ``quick``) copy its report to docs/results/SLUG/ with a README written from the numbers.
+    ``force``: the work folder is shared with another recipe (ablate keeps the jobs they share)."""
     import shutil
 
     from biotok_train.ablate import run_ablation
@@ -152,12 +153,13 @@ def run_published_ablation(cfg, work: Path, tok: Path, slug: str, title: str, do
     out = work / "run"
     ablation_unigram_l(cfg, out, tok)
     # the ablation (resumable: a rerun reuses every finished part)
-    report = run_ablation(cfg, out, progress=False)
+    report = run_ablation(cfg, out, progress=False, force=force)
     if not quick:
         dest = REPO / "docs" / "results" / slug
         dest.mkdir(parents=True, exist_ok=True)
-        for name in ("ablation.md", "ablation.json", "ablation.png", "config.json", "timings.json", "costs.json"):
-            if name not in ("timings.json", "costs.json") or (out / name).is_file():  # what time_to_verdict reads
+        for name in ("ablation.md", "ablation.json", "ablation.png", "config.json", "timings.json", "costs.json",
+                     "heldout_curve.png"):
+            if name not in ("timings.json", "costs.json", "heldout_curve.png") or (out / name).is_file():
                 shutil.copyfile(out / name, dest / name)
         setup = "Setup: " + " ".join(doc.split("Phases: ", 1)[1].split("\n"))
         text = published_readme(report, out, title=title, setup=setup, cpu_count=machine()["cpu_count"],
@@ -169,13 +171,16 @@ def run_published_ablation(cfg, work: Path, tok: Path, slug: str, title: str, do
 
 
 PLATEAU_BUDGET = 6000  # the first published run (docs/results/ablation-cpu/): its arms are on the plateau
+PLATEAU_EVERY = 2000  # plateau_fr's steps between two held-out evaluations: the curve of the runs past the plateau
 
 
 def ablation_cpu_recipe(tokenizer: Path, quick: bool, budget: int = PLATEAU_BUDGET):
-    """The French CPU ablation (ablation_cpu; plateau_fr trains its seed-0 models): everything the comparison holds equal across the two vocabularies."""
+    """The French CPU ablation (ablation_cpu; plateau_fr at the same budget shares its pretraining jobs):
+    everything the comparison holds equal across the two vocabularies. Past the plateau budget, the
+    held-out curve every PLATEAU_EVERY steps, nothing fine-tuned on it (plateau_fr's curve)."""
     from biotok_train.config import AblationConfig, FinetuneConfig, OptimConfig  # lazy: torch-side config, only for the experiments
 
-    past = budget != PLATEAU_BUDGET and not quick  # the run at a budget that plateau_fr.py found (its seed-0 models reused)
+    past = budget != PLATEAU_BUDGET and not quick  # the run at a budget that plateau_fr.py found (its pretraining shared)
     return AblationConfig(
         tokenizers=(str(CAMEMBERTA), str(tokenizer)), corpus=(str(PAMJ),), field_name="text", tasks=("e3c",),
         data_dir=str(CORPORA), sizes=("tiny",), budget=20 if quick else budget, batch_size=8, seq_len=128,
@@ -183,11 +188,12 @@ def ablation_cpu_recipe(tokenizer: Path, quick: bool, budget: int = PLATEAU_BUDG
         finetune=FinetuneConfig(epochs=1 if quick else 10, optim=OptimConfig(lr=5e-4), max_train_sentences=40 if quick else 0),
         n_words=100 if quick else 1000,
         probe=400 if past else 0,  # past the plateau: does the causal-LM probe rank as the MLM does?
+        curve=tuple(range(PLATEAU_EVERY, budget, PLATEAU_EVERY)) if past else (), curve_tasks=() if past else None,
     )
 
 
 def ablation_cpu_workdir(budget: int, quick: bool) -> Path:
-    """The ablation's work folder for ``budget`` (benchmarks/experiments/plateau_fr.py trains its seed-0 models there)."""
+    """The ablation's work folder for ``budget`` (benchmarks/experiments/plateau_fr.py runs there too)."""
     return CACHE / ("ablation_cpu_quick" if quick else "ablation_cpu" + ablation_cpu_suffix(budget))
 
 

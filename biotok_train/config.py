@@ -360,8 +360,10 @@ class AblationConfig:
     continues, ``scratch`` starts the base's architecture from random weights with it. Every arm
     then has the base's architecture (``sizes`` does not apply).
 
-    ``curve``: pretraining steps (between 0 and ``budget``) at which every pretrained arm is also
-    fine-tuned on the first task (with step 0, where it starts): the learning curve.
+    ``curve``: pretraining steps (between 0 and ``budget``) at which every pretrained arm is saved,
+    scored on the held-out [MASK] positions (with step 0 where it starts from a model: the
+    plateau curve) and fine-tuned on ``curve_tasks`` (None: the first task; empty: none, so
+    the curve costs only pretraining and evaluation): the learning curve.
     """
 
     tokenizers: tuple[str, ...]
@@ -386,6 +388,7 @@ class AblationConfig:
     base: str | None = None
     transfer_methods: tuple[str, ...] = ("fvt",)
     curve: tuple[int, ...] = ()
+    curve_tasks: tuple[str, ...] | None = None  # fine-tuned at each curve step (None: the first task; (): none)
     probe: int = 0  # > 0: causal-LM probe (biotok_train.probe) of each vocabulary, that many steps per pretraining seed
 
     def __post_init__(self) -> None:
@@ -403,6 +406,7 @@ class AblationConfig:
         if any(not 0 < s < self.budget for s in self.curve):
             raise ConfigError(f"--curve {','.join(map(str, self.curve))}: each step must be between 0 and --budget "
                               f"{self.budget} (both excluded: they are always on the curve)")
+        self._check_curve_tasks()
         if self.base is not None:
             if tuple(self.sizes) not in (("tiny",), (BASE_SIZE,)):
                 raise ConfigError("--sizes does not apply with --base: every arm has the base model's architecture")
@@ -435,6 +439,24 @@ class AblationConfig:
         if not 0.5 < self.confidence < 1:
             raise ConfigError("--confidence must be in (0.5, 1)")
         check_numbers(self, {"seeds": (0, SEED_MAX), "pretrain_seeds": (0, SEED_MAX)})
+
+    def _check_curve_tasks(self) -> None:
+        """``curve_tasks``: None, or tasks of ``tasks`` each once (the first task alone reads as None)."""
+        if self.curve_tasks is None:
+            return
+        ct = tuple(self.curve_tasks)
+        bad = [t for t in ct if t not in tuple(self.tasks)]
+        if bad or len(set(ct)) != len(ct):
+            raise ConfigError(f"--curve-tasks {','.join(ct) or 'none'}: each must be one of the --task values "
+                              f"({', '.join(self.tasks)}), once")
+        object.__setattr__(self, "curve_tasks", None if ct == tuple(self.tasks)[:1] else ct)
+
+    @property
+    def curve_task_list(self) -> tuple[str, ...]:
+        """The tasks fine-tuned at each step of the curve (none without a curve)."""
+        if not self.curve:
+            return ()
+        return tuple(self.tasks)[:1] if self.curve_tasks is None else self.curve_tasks
 
     @property
     def tokens_per_arm(self) -> int:

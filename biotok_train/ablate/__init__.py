@@ -31,7 +31,7 @@ Layout of OUT::
                                         TASK is the task name, or a path's name + a short hash), kK/ (the curve's)
     arms/SIZE/NAME/floor/p{P}/          random-init model/ and TASK/f{F}/ (with a base: arms/SIZE/floor.NAME/)
     probe/                              with --probe: the causal-LM probe of each vocabulary (probe.md, ...)
-    ablation.md, ablation.json, ablation.png, costs.json
+    ablation.md, ablation.json, ablation.png, costs.json; heldout_curve.png with a --curve
 """
 
 from __future__ import annotations

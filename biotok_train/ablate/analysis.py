@@ -214,25 +214,26 @@ def _rankings(res: Results, arms: list[ArmResult], names: list[str]) -> list[dic
 
 
 def curve(res: Results) -> tuple[list[dict], list[dict]]:
-    """The learning curve on the first task: each pretrained arm's score after k steps (0: where it
-    starts, then each --curve step and the budget), and at each step each arm minus continual (or
-    the reference) with its paired bootstrap interval."""
+    """The learning curve on each of the curve's tasks (the first, unless --curve-tasks): each
+    pretrained arm's score after k steps (0: where it starts, then each --curve step and the budget),
+    and at each step each arm minus continual (or the reference) with its paired bootstrap interval."""
     cfg = res.cfg
-    task, steps = cfg.tasks[0], (0, *cfg.curve, cfg.budget)
+    steps = (0, *cfg.curve, cfg.budget)
     legs = [leg for leg in res.legs if leg.pretrained]
     ref = next((leg.name for leg in legs if leg.init == "continual"), legs[0].name if legs else None)
     points, gaps = [], []
-    for size in cfg.sizes if cfg.curve else ():
-        for k in steps:
-            runs = {leg.name: res.runs(size, leg.name, task, None if k == cfg.budget else k) for leg in legs}
-            for name, r in runs.items():
-                points.append({"size": size, "arm": name, "step": k, "task": task,
-                               **S.summarize_seeds([v["score"] for _, v in sorted(r.items())]).to_dict()})
-            rows = {n: _task_rows(res, task, r) for n, r in runs.items()}
-            for name in (n for n in runs if n != ref):
-                b = _bootstrap(rows[ref][0], rows[name][0], rows[ref][1], cfg, res.task_objs[task][2].metric)
-                gaps.append({"size": size, "step": k, "task": task, "reference_arm": ref, "candidate_arm": name,
-                             **b.to_dict()})
+    for size in cfg.sizes:
+        for task in cfg.curve_task_list:
+            for k in steps:
+                runs = {leg.name: res.runs(size, leg.name, task, None if k == cfg.budget else k) for leg in legs}
+                for name, r in runs.items():
+                    points.append({"size": size, "arm": name, "step": k, "task": task,
+                                   **S.summarize_seeds([v["score"] for _, v in sorted(r.items())]).to_dict()})
+                rows = {n: _task_rows(res, task, r) for n, r in runs.items()}
+                for name in (n for n in runs if n != ref):
+                    b = _bootstrap(rows[ref][0], rows[name][0], rows[ref][1], cfg, res.task_objs[task][2].metric)
+                    gaps.append({"size": size, "step": k, "task": task, "reference_arm": ref, "candidate_arm": name,
+                                 **b.to_dict()})
     return points, gaps
 
 

@@ -52,6 +52,13 @@ def _int_list(ctx, param, value) -> tuple[int, ...]:
         raise click.BadParameter(f"{','.join(map(str, value))} is not a list of steps") from None
 
 
+def _curve_tasks(ctx, param, value) -> tuple[str, ...] | None:
+    """--curve-tasks e3c,quaero; 'none' (or ''): no fine-tuning on the curve; not given: the first task."""
+    if value is None:
+        return None
+    return tuple(x for x in str(value).split(",") if x and x != "none")
+
+
 #: every option of ``ablate``, in command-line order
 OPTIONS = (
     click.option("--tokenizers", "tokenizers", cls=GreedyOption, multiple=True, required=True,
@@ -79,8 +86,13 @@ OPTIONS = (
                  help="Pretraining steps of every arm."),
     click.option("--curve", "curve", cls=GreedyOption, multiple=True, default=_ab("curve"),
                  callback=_int_list, metavar="STEPS",
-                 help="Also fine-tune every pretrained arm on the first task from its checkpoints at these steps "
-                      "(and where it starts): the learning curve, with a paired interval per step."),
+                 help="Save every pretrained arm at these steps, score each on the held-out [MASK] positions (and "
+                      "where it starts) and fine-tune it on the --curve-tasks: the learning curve, with a paired "
+                      "interval per step."),
+    click.option("--curve-tasks", "curve_tasks", default=None, callback=_curve_tasks, metavar="TASKS",
+                 help="Tasks fine-tuned at each --curve step (comma list of --task values; default: the first task). "
+                      "'none': the curve is the held-out [MASK] loss only (it is measured at every step anyway), so "
+                      "a plateau search costs only pretraining and evaluation."),
     click.option("--batch-size", type=int, default=_ab("batch_size"), show_default=True, help="Pretraining batch."),
     click.option("--seq-len", type=int, default=_ab("seq_len"), show_default=True, help="Pretraining sequence length."),
     click.option("--lr", type=float, default=_ab("lr"), show_default=True, help="Pretraining lr."),
@@ -187,6 +199,8 @@ def _spelled(param: click.Option, value) -> list[str]:
         return [opt]
     if param.callback in (_comma_list, _int_list):
         return [opt, ",".join(map(str, value))]
+    if param.callback is _curve_tasks:
+        return [opt, ",".join(value) or "none"]
     values = value if param.multiple else (value,)
     return [opt, *(f"{v:g}" if isinstance(v, float) else str(v) for v in values)]
 

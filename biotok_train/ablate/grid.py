@@ -6,8 +6,9 @@ Per vocabulary: ``prepare/V`` (its pretraining text and held-out lines prepared)
 random weights: the start of scratch.V and the floor of V). Without one: ``floor-model/S/ARM/pP``.
 Per arm, size and pretraining seed: ``pretrain/S/ARM/pP`` (snapshots at the curve's steps),
 ``evaluate/S/ARM/pP`` (masked words, held-out [MASK] numbers), and per task and fine-tuning
-seed ``finetune/S/ARM/pP/TASK/fF`` (the floors' as ``finetune/S/FLOOR/...``); the curve's runs
-``curve/S/ARM/pP/kK/TASK/fF``; with --probe, ``probe``.
+seed ``finetune/S/ARM/pP/TASK/fF`` (the floors' as ``finetune/S/FLOOR/...``); the curve's
+held-out evaluations ``evaluate/S/ARM/pP/kK`` and runs ``curve/S/ARM/pP/kK/TASK/fF``; with
+--probe, ``probe``.
 """
 
 from __future__ import annotations
@@ -42,6 +43,11 @@ def pretrain_key(size: str, arm: str, p: int) -> str:
 
 def evaluate_key(size: str, arm: str, p: int) -> str:
     return f"evaluate/{size}/{arm}/p{p}"
+
+
+def heldout_key(size: str, arm: str, p: int, k: int) -> str:
+    """The held-out evaluation of an arm's model after k steps of the curve (0: where it starts)."""
+    return f"evaluate/{size}/{arm}/p{p}/k{k}"
 
 
 def _start(g: Grid, cfg: AblationConfig, fp: dict, leg: Leg, p: int) -> tuple[str | None, tuple[str, ...]]:
@@ -116,7 +122,7 @@ def _arm(g: Grid, cfg: AblationConfig, fp: dict, size: str, leg: Leg) -> None:
         models[p] = (f"{rel}/model", (key,))
     _finetunes(g, cfg, fp, (size, leg.name, None), f"finetune/{size}/{leg.name}", f"arms/{size}/{leg.name}",
                models, cfg.tasks)
-    if cfg.floor or (cfg.curve and leg.init == "scratch"):
+    if cfg.floor or (cfg.curve_task_list and leg.init == "scratch"):
         floor = floor_name(leg, cfg.base is not None)
         floors = {p: _floor_model(g, cfg, fp, size, leg, p) for p in cfg.pretrain_seeds}
         _finetunes(g, cfg, fp, (size, floor, None), f"finetune/{size}/{floor}", f"arms/{size}/{floor}", floors,
@@ -124,25 +130,44 @@ def _arm(g: Grid, cfg: AblationConfig, fp: dict, size: str, leg: Leg) -> None:
 
 
 def _curve(g: Grid, cfg: AblationConfig, fp: dict, size: str, leg: Leg, legs: Sequence[Leg]) -> None:
-    """The first task fine-tuned from each checkpoint of the curve (step 0: where the arm starts;
-    a run that another cell already makes, such as general's or the floor's, is that cell's)."""
-    task = cfg.tasks[:1]
+    """Each checkpoint of the curve (step 0: where the arm starts) scored on the held-out [MASK]
+    positions, then fine-tuned on the curve's tasks (a run that another cell already makes, such
+    as general's or the floor's, is that cell's)."""
     general = next((x for x in legs if x.init == "general"), None)
     for k in (0, *cfg.curve):
-        cell = (size, leg.name, task[0], k)
-        if k == 0 and leg.init == "continual" and general is not None:
-            g.runs[cell] = g.runs[(size, general.name, task[0], None)]
-        elif k == 0 and leg.init == "scratch":
-            g.runs[cell] = g.runs[(size, floor_name(leg, cfg.base is not None), task[0], None)]
-        elif k == 0:
-            models = {p: _start(g, cfg, fp, leg, p) for p in cfg.pretrain_seeds}
-            _finetunes(g, cfg, fp, (size, leg.name, 0), f"curve/{size}/{leg.name}/k0", f"arms/{size}/{leg.name}/k0",
-                       models, task)
+        _heldout_point(g, cfg, fp, size, leg, k)
+        for task in cfg.curve_task_list:
+            cell = (size, leg.name, task, k)
+            if k == 0 and leg.init == "continual" and general is not None:
+                g.runs[cell] = g.runs[(size, general.name, task, None)]
+            elif k == 0 and leg.init == "scratch":
+                g.runs[cell] = g.runs[(size, floor_name(leg, cfg.base is not None), task, None)]
+            elif k == 0:
+                models = {p: _start(g, cfg, fp, leg, p) for p in cfg.pretrain_seeds}
+                _finetunes(g, cfg, fp, (size, leg.name, 0), f"curve/{size}/{leg.name}/k0",
+                           f"arms/{size}/{leg.name}/k0", models, (task,))
+            else:
+                models = {p: (str(snapshot_dir(_rel(size, leg, p), k)), (pretrain_key(size, leg.name, p),))
+                          for p in cfg.pretrain_seeds}
+                _finetunes(g, cfg, fp, (size, leg.name, k), f"curve/{size}/{leg.name}/k{k}",
+                           f"arms/{size}/{leg.name}/k{k}", models, (task,))
+
+
+def _heldout_point(g: Grid, cfg: AblationConfig, fp: dict, size: str, leg: Leg, k: int) -> None:
+    """``evaluate/S/ARM/pP/kK``: the arm's model after k steps scored as its final model is
+    (:func:`~biotok_train.ablate.jobs.evaluate`). At k = 0 the model it starts from (the base, the
+    transferred base, the random init of the base's architecture); a scratch arm without a base
+    has none on disk (its random start is made inside its pretraining), so no point there."""
+    if k == 0 and leg.init == "scratch" and cfg.base is None:
+        return
+    for p in cfg.pretrain_seeds:
+        if k == 0:
+            model, needs = _start(g, cfg, fp, leg, p)
+            needs, inputs = (f"prepare/{leg.vocab}", *needs), digest(cfg.n_words, fp["base"])
         else:
-            models = {p: (str(snapshot_dir(_rel(size, leg, p), k)), (pretrain_key(size, leg.name, p),))
-                      for p in cfg.pretrain_seeds}
-            _finetunes(g, cfg, fp, (size, leg.name, k), f"curve/{size}/{leg.name}/k{k}",
-                       f"arms/{size}/{leg.name}/k{k}", models, task)
+            model, needs = str(snapshot_dir(_rel(size, leg, p), k)), (pretrain_key(size, leg.name, p),)
+            inputs = digest(cfg.n_words)
+        g.add(Job(heldout_key(size, leg.name, p, k), J.evaluate, (leg.vocab, model), needs, inputs=inputs))
 
 
 def _rel(size: str, leg: Leg, p: int) -> PurePosixPath:
@@ -173,4 +198,4 @@ def build(cfg: AblationConfig, legs: Sequence[Leg], fp: dict) -> Grid:
     return g
 
 
-__all__ = ["Grid", "build", "evaluate_key", "pretrain_key"]
+__all__ = ["Grid", "build", "evaluate_key", "heldout_key", "pretrain_key"]

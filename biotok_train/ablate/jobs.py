@@ -169,12 +169,13 @@ def _snapshot(model_dir: Path, out: Path) -> None:
 
 
 def evaluate(env: Env, vocab: str, rel_model: str, needs: dict) -> dict:
-    """Masked-word accuracy on the held-out words and the held-out [MASK] numbers of one model."""
+    """Masked-word accuracy on the held-out words and the held-out [MASK] numbers of one model (an
+    arm's final model, a checkpoint of its curve, or the model it starts from: the base included)."""
     from biotok_train.pretrain.heldout import evaluate_saved  # lazy: torch
     from biotok_train.evaluate.masked_words import masked_word_accuracy  # lazy: torch
     from biotok_train.hf_models import load_mlm  # lazy: torch
 
-    out, model_dir = Path(env.out), Path(env.out) / rel_model
+    out, model_dir = Path(env.out), _model_path(env, rel_model)
     model, tok = load_mlm(model_dir)
     res = masked_word_accuracy(model, tok, shared(env).samples, name=vocab)
     held = evaluate_saved(model_dir, data_dir(out, vocab), data_dir(out, vocab, heldout=True))

@@ -15,6 +15,7 @@ from biotok_train.ablate.analysis import Results, at_size, curve, metric_label
 from biotok_train.ablate.command import command_line
 from biotok_train.ablate.graph import write_json
 from biotok_train.ablate.plan import MLM, ArmResult
+from biotok_train.ablate.plateau import curve_plateau_sentences, heldout_curve, heldout_curve_gaps, heldout_gap_sentences
 from biotok_train.config import AblationConfig
 
 
@@ -38,6 +39,9 @@ class AblationReport:
     curve: list = field(default_factory=list)  # the first task's score of each pretrained arm after k steps
     curve_gaps: list = field(default_factory=list)  # each arm minus the curve's reference at each step
     costs: dict = field(default_factory=dict)  # costs.json: CPU and wall seconds of every job
+    heldout_curve: list = field(default_factory=list)  # each pretrained arm's held-out [MASK] numbers after k steps
+    heldout_curve_gaps: list = field(default_factory=list)  # [MASK] loss of one arm minus another of its vocabulary
+    curve_png: Path | None = None  # heldout_curve.png: the gap to the unigram floor against token positions
 
     def arm(self, size: str, name: str) -> ArmResult:
         return next(a for a in self.arms if a.size == size and a.name == name)
@@ -64,10 +68,12 @@ def write_report(res: Results, arms: list[ArmResult], comparisons: list[dict], f
     cfg, out, tasks = res.cfg, res.out, res.tasks
     names = [leg.name for leg in res.legs]
     points, gaps = curve(res)
-    sentences = [*sentences, *catch_up_sentences(gaps, res)]
+    held, held_gaps = heldout_curve(res), heldout_curve_gaps(res)
+    sentences = [*sentences, *curve_plateau_sentences(held, cfg.budget, len(cfg.sizes) > 1),
+                 *heldout_gap_sentences(held_gaps, len(cfg.sizes) > 1), *catch_up_sentences(gaps, res)]
     cost = cost_summary(res)
     md = format_report(cfg, tasks, arms, comparisons, floors, rankings, sentences, names, out, mlm_floors,
-                       probe_rankings, points, gaps, cost)
+                       probe_rankings, points, gaps, cost, held, held_gaps)
     with atomic_file(out / "ablation.md", force=True) as tmp:
         tmp.write_text(md, encoding="utf-8")
     write_json(out / "ablation.json", {
@@ -75,12 +81,14 @@ def write_report(res: Results, arms: list[ArmResult], comparisons: list[dict], f
         "command": command_line(cfg, out), "versions": versions_line(), "tasks": tasks,
         "arms": [asdict(a) for a in arms], "comparisons": comparisons, "floors": floors, "mlm_floors": mlm_floors,
         "rankings": rankings, "probe_rankings": list(probe_rankings), "curve": points, "curve_gaps": gaps,
-        "verdicts": sentences,
+        "heldout_curve": held, "heldout_curve_gaps": held_gaps, "verdicts": sentences,
     }, indent=2)
     write_json(out / "costs.json", cost, indent=2)
     png = plot(cfg, tasks, arms, comparisons, names, out / "ablation.png", mlm_floors)
+    curve_png = plot_heldout_curve(cfg, held, out / CURVE_PNG)
     return AblationReport(cfg, arms, tasks, comparisons, floors, rankings, sentences, md, out / "ablation.md",
-                          out / "ablation.json", png, mlm_floors, list(probe_rankings), points, gaps, cost)
+                          out / "ablation.json", png, mlm_floors, list(probe_rankings), points, gaps, cost, held,
+                          held_gaps, curve_png)
 
 
 def cost_summary(res: Results) -> dict:
@@ -112,19 +120,21 @@ def catch_up_sentences(gaps: Sequence[dict], res: Results) -> list[str]:
     """The curve's answer per arm, computed from the per-step verdicts: from which step it is no
     longer worse than the curve's reference, and whether it stays so."""
     out = []
-    for size in res.cfg.sizes:
-        for arm in dict.fromkeys(g["candidate_arm"] for g in gaps if g["size"] == size):
-            rows = [g for g in gaps if g["size"] == size and g["candidate_arm"] == arm]
+    tasks = res.cfg.curve_task_list
+    for size, task in ((size, task) for size in res.cfg.sizes for task in tasks):
+        on = f" on {metric_label(res.tasks, task)}" if len(tasks) > 1 else ""
+        for arm in dict.fromkeys(g["candidate_arm"] for g in gaps if g["size"] == size and g["task"] == task):
+            rows = [g for g in gaps if g["size"] == size and g["candidate_arm"] == arm and g["task"] == task]
             ref, tried = rows[0]["reference_arm"], ", ".join(f"{g['step']:,}" for g in rows)
             first = next((g for g in rows if g["verdict"] != S.WORSE), None)
             if first is None:
-                out.append(f"On the curve, {arm} stays below {ref} at every step measured (k = {tried}): within "
+                out.append(f"On the curve{on}, {arm} stays below {ref} at every step measured (k = {tried}): within "
                            f"{res.cfg.budget:,} steps it does not catch up.")
                 continue
             when = "from the start (k = 0)" if first["step"] == 0 else f"after {first['step']:,} MLM steps"
             word = "better than" if first["verdict"] == S.BETTER else "indistinguishable from"
             later = all(g["verdict"] != S.WORSE for g in rows if g["step"] >= first["step"])
-            out.append(f"On the curve, {arm} is {word} {ref} {when}: {first['difference']:+.3f} [{first['low']:+.3f}, "
+            out.append(f"On the curve{on}, {arm} is {word} {ref} {when}: {first['difference']:+.3f} [{first['low']:+.3f}, "
                        f"{first['high']:+.3f}]" + ("" if later else ", though a later step is worse again") + ".")
     return out
 
@@ -133,7 +143,7 @@ def format_report(cfg: AblationConfig, tasks: dict, arms: list[ArmResult], compa
                   floors: list[dict], rankings: list[dict], sentences: list[str], names: list[str],
                   out: str | os.PathLike[str], mlm_floors: Sequence[dict] = (),
                   probe_rankings: Sequence[dict] = (), points: Sequence[dict] = (), gaps: Sequence[dict] = (),
-                  cost: dict | None = None) -> str:
+                  cost: dict | None = None, held: Sequence[dict] = (), held_gaps: Sequence[dict] = ()) -> str:
     """ablation.md: budgets, results with intervals and verdicts, floors, plateau, curve, probe,
     rankings, verdicts, costs, command."""
     lines = ["# Vocabulary ablation", "", _intro(cfg, names), "", *_budget_section(cfg, arms)]
@@ -143,8 +153,11 @@ def format_report(cfg: AblationConfig, tasks: dict, arms: list[ArmResult], compa
         lines += _floors_section(cfg, tasks, arms, floors, mlm_floors)
     if any(a.heldout_mlm for a in arms):
         lines += _plateau_section(cfg, arms)
-    if points:
-        lines += _curve_section(cfg, tasks, points, gaps)
+    if held:
+        lines += _heldout_curve_section(cfg, held, held_gaps)
+    for task in dict.fromkeys(p["task"] for p in points):
+        lines += _curve_section(cfg, tasks, [p for p in points if p["task"] == task],
+                                [g for g in gaps if g["task"] == task])
     if any(a.probe for a in arms):
         lines += _probe_section(cfg, arms, probe_rankings)
     if rankings:
@@ -161,18 +174,87 @@ def _curve_section(cfg: AblationConfig, tasks: dict, points: Sequence[dict], gap
     curve's reference at each step with its paired interval."""
     steps = sorted({p["step"] for p in points})
     task = points[0]["task"]
-    lines = ["", "## The curve", "", f"{metric_label(tasks, task)} (mean ± std over seeds) after k MLM steps "
+    lines = ["", f"## The curve: {metric_label(tasks, task)}" if cfg.curve_tasks else "## The curve", "",
+             f"{metric_label(tasks, task)} (mean ± std over seeds) after k MLM steps "
              "(k = 0: fine-tuned from where the arm starts; the last column is the budget).", "",
              "| arm | " + " | ".join(f"k = {k:,}" for k in steps) + " |", "|---|" + "---:|" * len(steps)]
-    for arm in dict.fromkeys(p["arm"] for p in points):
-        cells = {p["step"]: _cell(p) for p in points if p["arm"] == arm}
-        lines.append(f"| {arm} | " + " | ".join(cells.get(k, "") for k in steps) + " |")
+    sized = len(cfg.sizes) > 1
+    for size, arm in dict.fromkeys((p["size"], p["arm"]) for p in points):
+        cells = {p["step"]: _cell(p) for p in points if p["arm"] == arm and p["size"] == size}
+        lines.append(f"| {f'{arm} ({size})' if sized else arm} | " + " | ".join(cells.get(k, "") for k in steps) + " |")
     if gaps:
         lines += ["", f"| k | candidate − {gaps[0]['reference_arm']} | Δ [{cfg.confidence:.0%} CI] | verdict |",
                   "|---:|---|---|---|"]
         lines += [f"| {g['step']:,} | {g['candidate_arm']} | {g['difference']:+.3f} [{g['low']:+.3f}, "
                   f"{g['high']:+.3f}] | {g['verdict']} |" for g in gaps]
     return lines
+
+
+CURVE_PNG = "heldout_curve.png"
+
+
+def _heldout_curve_section(cfg: AblationConfig, held: Sequence[dict], held_gaps: Sequence[dict] = ()) -> list[str]:
+    """Each pretrained arm's held-out [MASK] loss against the unigram floor after k MLM steps: when
+    it left the plateau (the sentences are in the verdicts)."""
+    sized = len(cfg.sizes) > 1
+    lines = ["", "## The held-out curve: when did each arm leave the plateau?", "",
+             "The held-out [MASK] numbers of the plateau section after k MLM steps (k = 0: the model the arm starts "
+             "from, where there is one on disk; the last step is the budget), pooled over pretraining seeds. Gap: "
+             f"loss minus unigram floor with its {cfg.confidence:.0%} bootstrap interval over held-out sequences; an "
+             "arm has left the plateau where the interval lies below zero. Token positions: steps × batch × "
+             "sequence length.", "", f"![held-out curve]({CURVE_PNG})", "",
+             "| arm | k | token positions | [MASK] loss | unigram floor | gap [CI] | left the plateau | top-1 | "
+             "most-frequent top-1 | masked-word top-1 |", "|---|---:|---:|---|---|---|---|---|---|---|"]
+    for p in held:
+        who = f"{p['arm']} ({p['size']})" if sized else p["arm"]
+        lines.append(f"| {who} | {p['step']:,} | {p['token_positions']:,} | {p['loss']:.3f} | {p['floor_loss']:.3f} | "
+                     f"{p['gap']:+.3f} [{p['gap_low']:+.3f}, {p['gap_high']:+.3f}] | "
+                     f"{'yes' if p['left_plateau'] else '**no**'} | {p['top1']:.3f} | {p['floor_top1']:.3f} | "
+                     f"{_cell(p['mlm_top1'])} |")
+    if held_gaps:
+        lines += ["", "Arms of the same vocabulary on the same positions: candidate minus reference [MASK] loss, paired "
+                  f"{cfg.confidence:.0%} bootstrap over held-out sequences (negative: the candidate predicts better).", "",
+                  "| k | candidate − reference | Δ loss [CI] | verdict |", "|---:|---|---|---|"]
+        lines += [f"| {g['step']:,} | {g['candidate_arm']} − {g['reference_arm']}"
+                  + (f" ({g['size']})" if sized else "") + f" | {g['difference']:+.3f} [{g['low']:+.3f}, "
+                  f"{g['high']:+.3f}] | {g['verdict']} |" for g in held_gaps]
+    return lines
+
+
+def plot_heldout_curve(cfg: AblationConfig, held: Sequence[dict], path: Path) -> Path | None:
+    """heldout_curve.png (none without a curve: a stale one is removed): per size, the gap to the
+    unigram floor against the token positions trained on, one line per arm, its interval shaded;
+    symmetric-log where the gaps span more than one nat (a start far above the floor would flatten the rest).
+    Byte-stable: no software or date in the file."""
+    if not held:
+        path.unlink(missing_ok=True)
+        return None
+    import matplotlib  # lazy: plotting only when writing the report
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt  # lazy: after the Agg backend is chosen
+
+    sizes = list(dict.fromkeys(p["size"] for p in held))
+    fig, axes = plt.subplots(1, len(sizes), figsize=(7 * len(sizes), 4), squeeze=False)
+    for ax, size in zip(axes[0], sizes):
+        rows = [p for p in held if p["size"] == size]
+        for arm in dict.fromkeys(p["arm"] for p in rows):
+            pts = [p for p in rows if p["arm"] == arm]
+            x = [p["token_positions"] / 1e6 for p in pts]
+            ax.plot(x, [p["gap"] for p in pts], marker="o", label=arm)
+            ax.fill_between(x, [p["gap_low"] for p in pts], [p["gap_high"] for p in pts], alpha=0.2)
+        if max(p["gap_high"] for p in rows) - min(p["gap_low"] for p in rows) > 1:
+            ax.set_yscale("symlog", linthresh=0.1)
+        ax.axhline(0.0, color="grey", linestyle="--", linewidth=1)
+        ax.set_xlabel("token positions trained on (millions)")
+        ax.set_ylabel("held-out [MASK] loss − unigram floor (nats)")
+        ax.set_title(("" if len(sizes) == 1 else f"{at_size(size)}: ") + "Below 0: the model uses context", fontsize=10)
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    with atomic_file(path, force=True) as tmp:
+        fig.savefig(tmp, dpi=120, format="png", metadata={"Software": None})
+    plt.close(fig)
+    return path
 
 
 def _costs_section(cost: dict) -> list[str]:
@@ -196,12 +278,15 @@ def _columns(cfg: AblationConfig) -> tuple[str, str]:
 def _intro(cfg: AblationConfig, names: list[str]) -> str:
     if cfg.base is not None:
         methods = ", ".join(f"`{m}`" for m in cfg.transfer_methods)
-        start = (f"Reference: **{names[0]}** (the first arm). Arms, as PubMedBERT's Table 9: *general* is the base "
-                 f"model `{cfg.base}` as it is (fine-tuned only); *continual* continues it with its own vocabulary; "
-                 f"*transfer.T* (*transfer-METHOD.T* with several methods) moves the base to T's vocabulary "
-                 f"({methods}: shared pieces keep their rows) and continues; *scratch.T* is the base's "
-                 "architecture from random weights with T's vocabulary. Every arm: MLM with the base's architecture, "
-                 f"{cfg.budget} steps × ")
+        said = {"general": f"*general* is the base model `{cfg.base}` as it is (fine-tuned only)",
+                "continual": "*continual* continues the base with its own vocabulary",
+                "transfer": "*transfer.T* (*transfer-METHOD.T* with several methods) moves the base to T's vocabulary "
+                            f"({methods}: shared pieces keep their rows) and continues",
+                "scratch": "*scratch.T* is the base's architecture from random weights with T's vocabulary"}
+        start = (f"Reference: **{names[0]}** (the first arm). Arms, as PubMedBERT's Table 9: "
+                 + "; ".join(said[a] for a in said if a in cfg.arms)
+                 + ("" if "general" in cfg.arms else f" (the base: `{cfg.base}`)")
+                 + f". Every arm: MLM with the base's architecture, {cfg.budget} steps × ")
     else:
         start = f"Reference: **{names[0]}** (the first tokenizer). Every arm: BERT MLM, {cfg.budget} steps × "
     return (start + f"{cfg.batch_size} sequences × {cfg.seq_len} pieces = {cfg.tokens_per_arm:,} token positions; "
@@ -398,8 +483,8 @@ def plot(cfg: AblationConfig, tasks: dict, arms: list[ArmResult], comparisons: l
 
 def publish(report: AblationReport, out: Path, *, title: str, command: str, intro: Sequence[str] = ()) -> Path:
     """A published result in ``out``: README.md (``title``, the command that regenerates it, ``intro``,
-    then the ablation's own report) beside ablation.json, costs.json and ablation.png, each
-    replaced atomically. Returns README.md."""
+    then the ablation's own report) beside ablation.json, costs.json, ablation.png and (with a
+    curve) heldout_curve.png, each replaced atomically. Returns README.md."""
     import shutil  # lazy: one use
 
     out.mkdir(parents=True, exist_ok=True)
@@ -408,7 +493,9 @@ def publish(report: AblationReport, out: Path, *, title: str, command: str, intr
                       "below is computed from `ablation.json` and `costs.json` beside it.", "", *intro, "", body])
     with atomic_file(out / "README.md", force=True) as tmp:
         tmp.write_text(text, encoding="utf-8")
-    for src in (report.json_path, report.json_path.with_name("costs.json"), report.png_path):
+    for src in (report.json_path, report.json_path.with_name("costs.json"), report.png_path, report.curve_png):
+        if src is None:
+            continue
         with atomic_file(out / src.name, force=True) as tmp:
             shutil.copyfile(src, tmp)
     return out / "README.md"

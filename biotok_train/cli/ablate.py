@@ -44,6 +44,8 @@ def ablate_cmd(out, quiet, force, **options) -> None:
               biotok-train ablate --tokenizers tok-clinical/ --corpus cases.txt --task e3c \\
                 --base camembert-base/ --arms general,continual,transfer,scratch \\
                 --transfer-methods fvt,random --curve 250,500 --engine ray --workers 4 --out table9/
+              biotok-train ablate --tokenizers tokA/ tokB/ --corpus corpus.txt --budget 16000 \\
+                --curve 2000,4000,8000 --curve-tasks none --no-floor --out plateau/   # when do they leave the plateau?
     """
     engine = engine_config(options)
     report = run_ablation(ablation_config(**options), out, progress=not quiet, engine=engine, force=force)

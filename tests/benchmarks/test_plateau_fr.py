@@ -1,52 +1,68 @@
-"""benchmarks/experiments/plateau_fr.py: where a vocabulary leaves the plateau, and the README's verdict, from the points."""
+"""benchmarks/experiments/plateau_fr.py: a recipe over ablate whose pretraining jobs are those of
+``ablation_cpu --budget`` at the same budget, its intro computed from the held-out curve, and
+``--quick`` end to end (slow; needs the reference data)."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
+import pytest
+
+from benchmarks import _common as C
 from benchmarks.experiments import plateau_fr as P
-from biotok_train.pretrain.heldout import HeldoutMLM
+from biotok_train.ablate.graph import content_keys
+from biotok_train.ablate.grid import build
+from biotok_train.ablate.plan import leg_names, plan_legs
 
 
-def _pt(step, gap, spread=0.05):
-    """A point as plateau_fr.search records it: the library's summary of held-out rows whose loss sits
-    ``gap`` nats above the unigram floor (each sequence ±``spread``), so ``left_plateau`` and the
-    interval are the library's own (its bootstrap and margin), never recomputed here."""
-    rows = [[10 * (6.0 + gap) + (10 * spread if i % 2 else -10 * spread), 60.0, 1, 0, 10] for i in range(40)]
-    held = HeldoutMLM(sequences=40, positions=400, loss=6.0 + gap, top1=0.1, floor_loss=6.0, floor_top1=0.05,
-                      most_frequent=5, rows=rows)
-    s = held.summary(n_resamples=500)
-    return {"step": step, "positions": step * 1024, "train_cpu_s": 60.0,
-            **{k: s[k] for k in ("loss", "floor_loss", "gap", "gap_low", "gap_high", "left_plateau", "top1", "floor_top1")}}
+def _keys(cfg) -> dict[str, str]:
+    """The content keys of ``cfg``'s plan, with the same (fake) fingerprints for every recipe."""
+    legs = plan_legs(cfg, dict(zip(cfg.tokenizers, leg_names(cfg.tokenizers))))
+    fp = {"corpus": "C", "base": None, "tok": {leg.vocab: leg.vocab for leg in legs}, "task": {"e3c": "K"},
+          "precision": "cpu:fp32"}
+    return content_keys(build(cfg, legs, fp).jobs)
 
 
-def test_a_gap_inside_the_margin_is_float_rounding_not_learning():
-    """The library's margin decides: an interval wholly below 0 but above -PLATEAU_MARGIN stays on the plateau."""
-    assert _pt(1000, -0.0005, spread=0.0)["gap_high"] < 0
-    assert P.first_left([_pt(1000, -0.0005, spread=0.0)]) is None
-    assert P.first_left([_pt(1000, -0.01, spread=0.0)])["step"] == 1000
+def test_the_plateau_search_shares_its_pretraining_with_the_ablation_at_its_budget():
+    plateau = _keys(P.recipe("w/Unigram_L-8k", False, 16000, 2000))
+    ablation = _keys(C.ablation_cpu_recipe("w/Unigram_L-8k", False, 16000))
+    shared = {k for k in plateau if plateau[k] == ablation.get(k)}
+    pretrain = {f"pretrain/tiny/{n}/p0" for n in ("camemberta-base", "Unigram_L-8k")}
+    assert pretrain <= shared  # the same models: whichever runs second reuses them
+    assert {f"evaluate/tiny/Unigram_L-8k/p0/k{k}" for k in range(2000, 16000, 2000)} <= shared
+    assert "finetune/tiny/Unigram_L-8k/p0/e3c/f0" in shared and "finetune/tiny/Unigram_L-8k/p0/e3c/f1" not in plateau
+    assert not any(k.startswith(("curve/", "floor-model/", "probe")) for k in plateau)  # pretraining and evaluation
+    other = _keys(P.recipe("w/Unigram_L-8k", False, 16000, 4000))  # another curve: other pretraining jobs
+    assert not pretrain & {k for k in other if other[k] == ablation.get(k)}
 
 
-def test_the_first_point_below_the_floor_is_where_the_plateau_is_left():
-    pts = [_pt(1000, 0.5), _pt(2000, 0.01), _pt(3000, -0.05), _pt(4000, -0.2)]
-    assert P.first_left(pts)["step"] == 3000
-    assert P.first_left(pts[:2]) is None
+def _report(gaps: dict[str, list[float]], sentences=("On the held-out curve, a leaves the plateau by step 2,000.",)):
+    cfg = SimpleNamespace(batch_size=8, seq_len=128, lr=2e-3, budget=4000, curve=(2000,))
+    held = [{"arm": arm, "step": k, "left_plateau": g < 0} for arm, gs in gaps.items() for k, g in zip((2000, 4000), gs)]
+    return SimpleNamespace(config=cfg, costs={"total_cpu_s": 600.0}, heldout_curve=held,
+                           sentences=["At size tiny, a verdict.", *sentences])
 
 
-def test_readme_verdicts_and_the_budget_they_give():
-    result = {"max_steps": 4000, "every": 1000, "vocabularies": {
-        "a": [_pt(1000, 0.5), _pt(2000, -0.1)], "b": [_pt(1000, 0.5), _pt(2000, 0.2), _pt(3000, -0.3)]}}
-    text = P.readme(result, "python -m benchmarks.experiments.plateau_fr")
-    assert "- a leaves the plateau by step 2,000 (2,048,000 token positions, 2 CPU-minutes" in text
-    assert "- b leaves the plateau by step 3,000" in text
-    assert "needs at least 3,000 steps of this recipe: `python -m benchmarks.experiments.ablation_cpu --budget 3000`" in text
-    result["vocabularies"]["b"] = [_pt(1000, 0.5)]
-    text = P.readme(result, "python -m benchmarks.experiments.plateau_fr")
-    assert "b has not left the plateau within 4,000 steps (at 1,024,000 positions its gap is +0.500" in text
+def test_the_intro_gives_the_budget_only_when_every_arm_left_the_plateau():
+    text = "\n".join(P.intro(_report({"a": [-0.1, -0.2], "b": [0.1, -0.1]})))
+    assert "10 CPU-minutes in all" in text and "evaluated every 2,000 steps" in text
+    assert "- On the held-out curve, a leaves the plateau by step 2,000." in text and "a verdict" not in text
+    assert "`python -m benchmarks.experiments.ablation_cpu --budget 4000`" in text  # b left at 4,000
+    text = "\n".join(P.intro(_report({"a": [-0.1, -0.2], "b": [0.1, 0.1]})))
     assert "--budget" not in text
 
 
-def test_readme_says_when_top1_never_beats_the_most_frequent_piece():
-    flat = [{**_pt(1000, 0.01), "top1": 0.05}, {**_pt(2000, -0.05), "top1": 0.049}]
-    text = P.readme({"max_steps": 2000, "every": 1000, "vocabularies": {"a": flat, "b": [_pt(1000, -0.1)]}}, "cmd")
-    assert "- a's top-1 on [MASK] positions never beats always answering the most frequent piece (0.050)" in text
-    assert "b's top-1" not in text
-    assert "below -0.001 nats" in text
+@pytest.mark.slow  # a few minutes on a shared 2-core CPU
+def test_quick_runs_end_to_end(tmp_path, monkeypatch):
+    if not (C.DATA / "MANIFEST.md").is_file():
+        pytest.skip(f"needs the reference data ({C.DATA})")
+    monkeypatch.setattr(C, "CACHE", tmp_path)
+    assert P.main(["--quick"]) == 0
+    readme = (tmp_path / "ablation_cpu_quick" / "plateau-published" / "README.md").read_text(encoding="utf-8")
+    assert readme.startswith(f"# {P.TITLE}") and "## The held-out curve" in readme
+    assert sum(line.startswith("- On the held-out curve, ") for line in readme.splitlines()) >= 2
+    published = tmp_path / "ablation_cpu_quick" / "plateau-published"
+    assert (published / "heldout_curve.png").is_file() and (published / "ablation.json").is_file()
+    jobs = (tmp_path / "ablation_cpu_quick" / "run" / "jobs")
+    assert (jobs / "evaluate" / "tiny" / "Unigram_L-8k" / "p0" / "k10.json").is_file()
+    assert not (jobs / "curve").exists()

@@ -114,6 +114,8 @@ def test_config_checks_and_command():
         AblationConfig(tokenizers=("a",), corpus=("c",), seeds=(0, 0))
     with pytest.raises(ConfigError, match="tasks"):
         AblationConfig(tokenizers=("a",), corpus=("c",), tasks=())
+    with pytest.raises(ConfigError, match="--curve-tasks quaero: each must be one of the --task values"):
+        AblationConfig(tokenizers=("a",), corpus=("c",), curve=(5,), curve_tasks=("quaero",))
     cfg = AblationConfig(tokenizers=("a", "b"), corpus=("c.txt",), tasks=("e3c", "quaero"), sizes=("tiny", "small"),
                          seeds=(0, 1), finetune=FinetuneConfig(epochs=5), floor=False)
     assert cfg.tokens_per_arm == 200 * 32 * 128
@@ -131,6 +133,8 @@ def test_config_checks_and_command():
          n_words=17, heldout_every=5, n_resamples=300, confidence=0.9, budget=9, batch_size=3, seq_len=16, lr=1e-3),
     dict(base="/m/base dir", arms=("scratch", "transfer"), transfer_methods=("random",)),
     dict(base="/m/b", arms=("general", "continual", "transfer"), transfer_methods=("fvt", "random"), curve=(50, 100)),
+    dict(tasks=("e3c", "quaero"), curve=(50,), curve_tasks=()),
+    dict(tasks=("e3c", "quaero"), curve=(50,), curve_tasks=("quaero", "e3c")),
 ])
 def test_command_reads_back_as_the_same_config(changes):
     """The command line of a config, parsed by ``biotok-train ablate`` itself, gives that config back."""
@@ -232,6 +236,25 @@ def test_cli_ablate_reuses_finished_runs(tmp_path, sample_corpus, tiny_unigram, 
     assert "## Results at size tiny" in res.output and "indistinguishable" in res.output
     bad = CliRunner().invoke(main, [*args[:-3], "--sizes", "tiny,huge", "--out", str(tmp_path / "o2")])
     assert bad.exit_code == 2 and "error:" in bad.output and "huge" in bad.output
+
+
+def test_cli_curve_tasks_none_fine_tunes_nothing_on_the_curve(tmp_path, sample_corpus, tiny_unigram, monkeypatch):
+    from biotok_train.cli import main
+
+    task = _bio_task(tmp_path / "task", n_test=20)
+    cfg = AblationConfig(tokenizers=(str(tiny_unigram),), corpus=(str(sample_corpus),), tasks=(str(task),), seeds=(0,))
+    name = leg_names(cfg.tokenizers)[0]
+    ran = _fake_ablation(monkeypatch, cfg, {("tiny", name): lambda i, f: True}, {("tiny", name): lambda i, f: False},
+                         {("tiny", name): [1, 0] * 10})
+    args = ["ablate", "--tokenizers", str(tiny_unigram), "--corpus", str(sample_corpus), "--task", str(task), "--seeds",
+            "0", "--n-words", "20", "--budget", "10", "--curve", "5", "-q"]
+    res = CliRunner().invoke(main, [*args, "--curve-tasks", "none", "--out", str(tmp_path / "out")])
+    assert res.exit_code == 0, res.output
+    assert "## The held-out curve" in res.output and "--curve-tasks none" in res.output
+    assert any(r.endswith("/curve/step-5") for r in ran) and not any("/k5/" in r for r in ran)
+    bad = CliRunner().invoke(main, [*args, "--curve-tasks", "quaero", "--out", str(tmp_path / "o2")])
+    assert bad.exit_code == 2 and "--curve-tasks quaero" in bad.output and "Traceback" not in bad.output
+    assert not (tmp_path / "o2").exists()
 
 
 @pytest.mark.slow  # a few minutes on a shared 2-core CPU
@@ -358,7 +381,7 @@ def test_a_recipe_saved_before_an_option_existed_still_resumes():
     from biotok_train.ablate import same_recipe
 
     new = AblationConfig(tokenizers=("a",), corpus=("c",), budget=50).recipe()
-    old = {k: v for k, v in new.items() if k not in ("arms", "base", "transfer_methods", "curve")}
+    old = {k: v for k, v in new.items() if k not in ("arms", "base", "transfer_methods", "curve", "curve_tasks")}
     assert same_recipe(old, new) and same_recipe(new, new)
     assert not same_recipe({**old, "budget": 60}, new)
     based = AblationConfig(tokenizers=("a",), corpus=("c",), budget=50, arms=("continual",), base="m").recipe()

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from biotok_train.ablate import run_ablation
 from biotok_train.config import AblationConfig, FinetuneConfig
 from tests.biotok_train.test_ablate import _bio_task, base_model  # noqa: F401 (a fixture)
@@ -47,3 +49,22 @@ def test_general_transfer_methods_and_the_curve(tmp_path, sample_corpus, tiny_un
     assert not any(k.startswith("curve/as-base/continual.general/k0") for k in jobs)  # general's runs serve
     data = json.loads(report.json_path.read_text(encoding="utf-8"))
     assert "cpu_s" not in json.dumps(data) and data["curve"] == report.curve  # costs never in ablation.json
+    # the held-out curve: every pretrained arm evaluated where it starts (the base, the transferred base, the
+    # random init) and at each checkpoint; the budget's point is its final evaluation
+    assert {f"evaluate/as-base/{n}/p0/k{k}" for n in names[1:] for k in (0, 1)} <= set(jobs)
+    held = {(p["arm"], p["step"]): p for p in report.heldout_curve}
+    assert set(held) == {(n, k) for n in names[1:] for k in (0, 1, 2)}
+    for n in names[1:]:
+        assert held[(n, 2)]["gap"] == report.arm("as-base", n).heldout_mlm["gap"]
+        assert sum(s.startswith(f"On the held-out curve, {n} ") for s in report.sentences) == 1
+    fvt, rnd = held[("transfer-fvt.unigram-lower", 0)], held[("transfer-random.unigram-lower", 0)]
+    assert fvt["floor_loss"] == rnd["floor_loss"] and fvt["loss"] != rnd["loss"]  # same positions, other rows
+    assert data["heldout_curve"] == json.loads(json.dumps(report.heldout_curve)) and report.curve_png.is_file()
+    assert "| continual.general | 0 | 0 |" in md
+    # the transfer methods of one vocabulary on the same held-out positions, paired at each step
+    pairs = {(g["reference_arm"], g["candidate_arm"], g["step"]) for g in report.heldout_curve_gaps}
+    assert pairs == {("transfer-fvt.unigram-lower", "transfer-random.unigram-lower", k) for k in (0, 1, 2)}
+    at0 = next(g for g in report.heldout_curve_gaps if g["step"] == 0)
+    assert at0["difference"] == pytest.approx(rnd["loss"] - fvt["loss"]) and not at0["higher_is_better"]
+    assert sum("transfer-random.unigram-lower's [MASK] loss against transfer-fvt.unigram-lower's" in s
+               for s in report.sentences) == 1 and data["heldout_curve_gaps"]

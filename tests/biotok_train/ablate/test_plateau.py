@@ -63,3 +63,63 @@ def test_real_arms_report_their_heldout_mask_numbers(tmp_path, sample_corpus, ti
         assert arm.pretrain_loss is None
     assert (tmp_path / "out" / "data" / "wordpiece.heldout" / "meta.json").is_file()
     assert "did not leave the plateau" in report.markdown
+
+
+def _rows(gap: float) -> list[list[float]]:
+    """40 held-out sequences of 10 [MASK] positions whose loss sits ``gap`` nats from a unigram floor
+    of 6.0 (±0.05 per sequence), top-1 0.2 against the most-frequent piece's 0.05."""
+    return [[10 * (6.0 + gap) + (0.5 if i % 2 else -0.5), 60.0, 2.0, 0.5, 10.0] for i in range(40)]
+
+
+def test_the_heldout_curve_without_fine_tuning_says_when_each_arm_left_the_plateau(
+        tmp_path, sample_corpus, tiny_unigram, tiny_wordpiece, monkeypatch):
+    """--curve 10,20 --curve-tasks none: an evaluation per arm and checkpoint and no curve fine-tuning;
+    the table, the plot and the sentences come from the evaluations' records (one arm leaves the plateau
+    by step 20, the other never does)."""
+    from biotok_train.ablate import jobs
+
+    task = _bio_task(tmp_path / "task", n_test=20)
+    toks = (str(tiny_unigram), str(tiny_wordpiece))
+    cfg = AblationConfig(tokenizers=toks, corpus=(str(sample_corpus),), tasks=(str(task),), seeds=(0,), n_words=20,
+                         n_resamples=200, budget=30, curve=(10, 20), curve_tasks=(), floor=False)
+    ref, cand = leg_names(toks)
+    gaps = {ref: {10: 0.2, 20: -0.1, 30: -0.2}, cand: {10: 0.3, 20: 0.1, 30: 0.05}}
+    ran = _fake_ablation(monkeypatch, cfg, {("tiny", n): (lambda i, f: True) for n in (ref, cand)}, {},
+                         {("tiny", n): [1, 0] * 10 for n in (ref, cand)})
+    fake = jobs.evaluate
+
+    def evaluate(env, vocab, rel_model, needs):  # arms/tiny/ARM/p0/model or .../curve/step-K
+        res = fake(env, vocab, rel_model, needs)
+        step = int(rel_model.rsplit("step-", 1)[1]) if "/curve/step-" in rel_model else cfg.budget
+        return {**res, "heldout": {"rows": _rows(gaps[rel_model.split("/")[2]][step])}}
+
+    monkeypatch.setattr(jobs, "evaluate", evaluate)
+    out = tmp_path / "out"
+    report = run_ablation(cfg, out, progress=False)
+    assert not any("/k10/" in r or "/k20/" in r for r in ran)  # no fine-tuning on the curve
+    assert sum("/curve/step-" in r for r in ran) == 4  # an evaluation per arm and checkpoint
+    costs = json.loads((out / "costs.json").read_text(encoding="utf-8"))["jobs"]
+    assert {k for k in costs if k.startswith("evaluate/")} == {
+        f"evaluate/tiny/{n}/p0{k}" for n in (ref, cand) for k in ("", "/k10", "/k20")}
+    assert not any(k.startswith("curve/") for k in costs) and report.curve == []
+    pts = {(p["arm"], p["step"]): p for p in report.heldout_curve}
+    assert set(pts) == {(n, k) for n in (ref, cand) for k in (10, 20, 30)}  # scratch without a base: no k = 0
+    assert [pts[(ref, k)]["left_plateau"] for k in (10, 20, 30)] == [False, True, True]
+    assert pts[(ref, 20)]["gap"] == pytest.approx(-0.1) and pts[(ref, 20)]["token_positions"] == 20 * 32 * 128
+    assert pts[(ref, 30)]["gap"] == report.arms[0].heldout_mlm["gap"]  # the budget's point is the final evaluation
+    assert (f"On the held-out curve, {ref} leaves the plateau by step 20 (81,920 token positions; measured at "
+            "k = 10, 20, 30): [MASK] loss 5.900 vs unigram floor 6.000") in " ".join(report.sentences)
+    assert any(s.startswith(f"On the held-out curve, {cand} does not leave the plateau within 30 steps")
+               and "+0.050 [" in s for s in report.sentences)
+    assert not any(s.startswith("Every arm") for s in report.sentences)  # one arm never left
+    md = report.markdown
+    assert "## The held-out curve" in md and f"| {ref} | 20 | 81,920 | 5.900 | 6.000 | -0.100 [" in md
+    assert "![held-out curve](heldout_curve.png)" in md and "--curve-tasks none" in md
+    data = json.loads(report.json_path.read_text(encoding="utf-8"))
+    assert data["heldout_curve"] == json.loads(json.dumps(report.heldout_curve))
+    png = (out / "heldout_curve.png").read_bytes()
+    assert report.curve_png == out / "heldout_curve.png" and b"Software" not in png
+
+    gaps[cand][30] = -0.05  # both leave by the budget: the sentence that gives the budget
+    again = run_ablation(cfg, tmp_path / "out2", progress=False)
+    assert "Every arm has left the plateau by step 30 (122,880 token positions)" in " ".join(again.sentences)

@@ -98,9 +98,9 @@ def _kill_when(cmd: list[str], path, env: dict) -> None:
 
 
 def test_a_real_ablation_is_byte_identical_local_ray_and_after_a_kill(tmp_path, sample_corpus, tiny_wordpiece):
-    """A toy ablation (2 pretraining steps, 2 fine-tuning seeds, floors): ablation.json is the same
-    bytes run by the local engine, by Ray, and killed mid-run (SIGKILL, once its pretraining is
-    done) then resumed; the costs go to costs.json."""
+    """A toy ablation (2 pretraining steps with a curve at step 1, 2 fine-tuning seeds, floors):
+    ablation.json and the held-out curve's plot are the same bytes run by the local engine, by Ray,
+    and killed mid-run (SIGKILL, once its pretraining is done) then resumed; the costs go to costs.json."""
     import sys
 
     from biotok_train.ablate import run_ablation
@@ -109,18 +109,20 @@ def test_a_real_ablation_is_byte_identical_local_ray_and_after_a_kill(tmp_path, 
 
     task = _bio_task(tmp_path / "task", n_test=8)
     cfg = AblationConfig(tokenizers=(str(tiny_wordpiece),), corpus=(str(sample_corpus),), tasks=(str(task),),
-                         budget=2, batch_size=2, seq_len=32, seeds=(0, 1), n_words=10, heldout_every=50,
+                         budget=2, curve=(1,), batch_size=2, seq_len=32, seeds=(0, 1), n_words=10, heldout_every=50,
                          finetune=FinetuneConfig(epochs=1, max_steps=2, batch_size=4), n_resamples=100)
     out = tmp_path / "out"
     run_ablation(cfg, out, progress=False)
-    reference = (out / "ablation.json").read_bytes()
+    reference, plot = (out / "ablation.json").read_bytes(), (out / "heldout_curve.png").read_bytes()
+    assert json.loads(reference)["heldout_curve"] and any("/k1/" in k for k in json.loads(
+        (out / "costs.json").read_text(encoding="utf-8"))["jobs"])  # the curve: evaluated and fine-tuned
     assert json.loads((out / "costs.json").read_text(encoding="utf-8"))["total_cpu_s"] > 0
     shutil.rmtree(out)
     run_ablation(cfg, out, progress=False, engine=RAY)
-    assert (out / "ablation.json").read_bytes() == reference
+    assert (out / "ablation.json").read_bytes() == reference and (out / "heldout_curve.png").read_bytes() == plot
     shutil.rmtree(out)
     args = [sys.executable, "-c", "from biotok_train.cli import main; main()", "ablate", "--tokenizers",
-            str(tiny_wordpiece), "--corpus", str(sample_corpus), "--task", str(task), "--budget", "2",
+            str(tiny_wordpiece), "--corpus", str(sample_corpus), "--task", str(task), "--budget", "2", "--curve", "1",
             "--batch-size", "2", "--seq-len", "32", "--seeds", "0", "1", "--n-words", "10", "--heldout-every", "50",
             "--ft-epochs", "1", "--ft-max-steps", "2", "--ft-batch-size", "4", "--n-resamples", "100",
             "--out", str(out), "-q"]
