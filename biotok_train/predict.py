@@ -1,7 +1,9 @@
 """Does a cheap instrument predict the downstream ranking of vocabularies?
 
 An instrument (the causal-LM probe, fertility, Rényi efficiency, Zipf fit) and a downstream task
-each give a :class:`Ranking` of the same vocabularies. :func:`agreement` compares two: Kendall's
+each give a :class:`Ranking` of the same vocabularies (:func:`intrinsic_metrics` measures the
+intrinsic ones, :func:`metric_rankings` and :func:`probe_ranking` rank them, and
+:func:`ablation_rankings` the tasks). :func:`agreement` compares two: Kendall's
 tau (scipy's tau-b, its p-value and the number of vocabularies both rank), a tau interval when
 the rankings carry bootstrap replicates, and the plain sentence a reader needs: would the laptop
 verdict (the instrument's best vocabulary) have been the downstream one? With n vocabularies even

@@ -159,7 +159,8 @@ def run(work: Path, dest: Path, command: str, a: argparse.Namespace, engine: Eng
         metrics, result = (json.loads((work / p).read_text(encoding="utf-8")) for p in ("intrinsic.json", "probe/probe.json"))
         gpu = work / "downstream.json"  # the GPU ablation with every pair compared (written by --gpu)
         downstream = json.loads(gpu.read_text(encoding="utf-8")) if gpu.is_file() else None
-        return publish(dest, command, text, metrics, result, vocabs, work, downstream)
+        publish(dest, command, text, metrics, result, vocabs, work, downstream)
+        return
     result = probe(work, vocabs, tuple(a.seeds[:1]), a.dry_run)
     metrics = R.timed_phase(work, "intrinsic", work / "intrinsic.json", intrinsic, work, vocabs)
     publish(dest, command, text, metrics, result, vocabs, work)
