@@ -12,6 +12,7 @@ import io
 import json
 import tarfile
 from pathlib import Path
+from itertools import islice
 from typing import Callable, Iterable, Iterator
 
 from biotok.datadir import shared_data
@@ -193,11 +194,71 @@ def held_out_split(docs: Iterable[str], folder: Path, every: int) -> tuple[Path,
     return train, held
 
 
+def leaflet_sentences(limit: int | None = None) -> Iterator[str]:
+    """The drug leaflets' sentences, each the first time it occurs (compared normalised);
+    ``limit``: from the first ``limit`` leaflets only."""
+    from biotok_train.pretrain.exclude import normalize_sentence, split_sentences  # lazy: the companion only here
+
+    seen: set[str] = set()
+    for doc in islice(leaflet_texts(), limit):
+        for s in split_sentences(doc):
+            key = normalize_sentence(s)
+            if key and key not in seen:
+                seen.add(key)
+                yield s
+
+
+def french_pretraining_sources(n: int | None = None) -> dict[str, Iterator[str]]:
+    """All the French biomedical text of the shared data, by source (issue 32's pretraining text);
+    ``n``: the first ``n`` clinical cases and leaflets, ``20 n`` abstract sentences and labels."""
+    lines = 20 * n if n else None
+    return {"E3C PAMJ clinical cases": islice(pamj_documents(), n),
+            "E3C drug leaflets (sentences, de-duplicated)": leaflet_sentences(n),
+            "WMT-biomed French abstracts": islice(wmt_biomed_french(), lines),
+            "CIM-10 labels": islice(cim10_labels(), lines)}
+
+
+def pretraining_text(folder: Path, sources: dict[str, Iterable[str]], tasks: tuple[str, ...], *, min_words: int,
+                     heldout_every: int) -> dict:
+    """``folder``/{text,pretrain,heldout}.txt and text.json (what each source gave and lost): the
+    ``sources``' lines minus every line that is or contains a dev or test sentence of ``tasks``
+    (a sentence of fewer than ``min_words`` words: only a line that is exactly it), and each
+    ``heldout_every``-th kept line (from 1) held out, as ``ablate`` splits its corpus."""
+    from biotok_train.pretrain.exclude import eval_sentences, exclude_sentences  # lazy: the companion only here
+
+    folder.mkdir(parents=True, exist_ok=True)
+    evaluated = eval_sentences(tasks, str(CORPORA))
+    kept, record = [], {"tasks": list(tasks), "evaluated_sentences": len(evaluated), "min_words": min_words,
+                        "sources": {}}
+    for name, lines in sources.items():
+        lines = list(lines)
+        ex = exclude_sentences(lines, evaluated, min_words=min_words)
+        kept += ex.kept
+        record["sources"][name] = {"lines_in": len(lines), "chars_in": sum(map(len, lines)), **ex.to_dict(),
+                                   "chars": sum(map(len, ex.kept))}
+    held = [line for i, line in enumerate(kept, 1) if i % heldout_every == 0]
+    train = [line for i, line in enumerate(kept, 1) if i % heldout_every != 0]
+    for name, lines in (("text", kept), ("pretrain", train), ("heldout", held)):
+        write_lines(folder / f"{name}.txt", lines)
+        record[name] = {"lines": len(lines), "chars": sum(map(len, lines))}
+    (folder / "text.json").write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    return record
+
+
+def line_sample(src: Path, dest: Path, chars: int) -> Path:
+    """Every k-th line of ``src``, k chosen for about ``chars`` characters, written once to ``dest``."""
+    if not dest.is_file():
+        lines = src.read_text(encoding="utf-8").splitlines()
+        write_lines(dest, lines[::max(1, sum(map(len, lines)) // chars)])
+    return dest
+
+
 __all__ = [
     "BERT_BASE_CASED", "CAMEMBERTA", "CAMEMBERTV2", "CIM10", "CORPORA", "DATA", "E3C", "FRENCHMEDMCQA",
     "FRENCH_TASKS", "GPU_SUITE_H200", "LABFORSIMS", "LEAFLETS", "PAMJ", "QUAERO", "REPO", "SAMPLE", "TERMS_FR",
     "TOKENIZERS", "WMT_BIOMED_FR", "WMT_BIOMED_TRAIN", "cim10_labels", "french_biomedical_lines",
-    "frenchmedmcqa_texts", "held_out_split", "labforsims_turns", "leaflet_paragraphs", "leaflet_texts",
-    "pamj_documents", "pamj_texts", "paragraphs", "quaero_paragraphs", "require_data", "tar_paragraphs",
-    "wmt_biomed_french", "wmt_french_file", "write_lines",
+    "french_pretraining_sources", "frenchmedmcqa_texts", "held_out_split", "labforsims_turns", "leaflet_paragraphs",
+    "leaflet_sentences", "leaflet_texts", "line_sample", "pamj_documents", "pamj_texts", "paragraphs",
+    "pretraining_text", "quaero_paragraphs", "require_data", "tar_paragraphs", "wmt_biomed_french",
+    "wmt_french_file", "write_lines",
 ]

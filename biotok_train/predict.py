@@ -1,7 +1,9 @@
 """Does a cheap instrument predict the downstream ranking of vocabularies?
 
 An instrument (the causal-LM probe, fertility, Rényi efficiency, Zipf fit) and a downstream task
-each give a :class:`Ranking` of the same vocabularies. :func:`agreement` compares two: Kendall's
+each give a :class:`Ranking` of the same vocabularies (:func:`intrinsic_metrics` measures the
+intrinsic ones, :func:`metric_rankings` and :func:`probe_ranking` rank them, and
+:func:`ablation_rankings` the tasks). :func:`agreement` compares two: Kendall's
 tau (scipy's tau-b, its p-value and the number of vocabularies both rank), a tau interval when
 the rankings carry bootstrap replicates, and the plain sentence a reader needs: would the laptop
 verdict (the instrument's best vocabulary) have been the downstream one? With n vocabularies even
@@ -13,11 +15,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Mapping, Sequence
 
 import numpy as np
 
+from biotok.corpus import iter_lines
 from biotok.errors import ConfigError
+from biotok.formats import load
+from biotok.metrics import compare, count
 
 
 @dataclass(frozen=True)
@@ -188,6 +194,25 @@ def probe_ranking(name: str, probe_json: dict, runs: Sequence[dict], chars: Sequ
     return Ranking(name, scores, False, replicates=tuple(reps))
 
 
+def intrinsic_metrics(tokenizers: Mapping[str, str], heldout: Path, pretrain: Path) -> dict[str, dict]:
+    """Name -> ``biotok compare``'s metrics (fertility, Rényi efficiency, ...) of each tokenizer on
+    ``heldout``, its Zipf fit (``zipf``: None when there is none) and the pieces it cuts
+    ``pretrain`` into (``pretrain_pieces``)."""
+    toks = [load(p, name=n) for n, p in tokenizers.items()]
+    held = compare(toks, iter_lines([str(heldout)]))
+    pieces = count(toks, iter_lines([str(pretrain)]))
+    return {n: {**r.as_dict(), "zipf": z.as_dict() if z else None, "pretrain_pieces": c.pieces}
+            for n, r, z, c in zip(tokenizers, held.results, held.zipf, pieces)}
+
+
+def metric_rankings(metrics: Mapping[str, dict]) -> list[Ranking]:
+    """The rankings of :func:`intrinsic_metrics`' numbers: fertility (lower is better), Rényi
+    efficiency and the Zipf fit's R² (higher is better; a vocabulary without a fit is left out)."""
+    return [Ranking("fertility (pieces/word)", {n: m["fertility"] for n, m in metrics.items()}, False),
+            Ranking("Rényi efficiency", {n: m["renyi_efficiency"] for n, m in metrics.items()}, True),
+            Ranking("Zipf fit (R²)", {n: m["zipf"]["r2"] for n, m in metrics.items() if m["zipf"]}, True)]
+
+
 @dataclass(frozen=True)
 class PairVerdict:
     """One vocabulary against another on one ranking: the difference of their scores (first minus
@@ -261,5 +286,5 @@ def summary(found: Sequence[Agreement]) -> str:
             f"vocabulary {len(found) - ok} times; tau is positive in {positive} of {len(found)} pairs.")
 
 
-__all__ = ["Agreement", "PairVerdict", "Ranking", "ablation_rankings", "pairs", "agreement", "agreements", "probe_ranking", "smallest_p_value",
-           "summary"]
+__all__ = ["Agreement", "PairVerdict", "Ranking", "ablation_rankings", "agreement", "agreements", "intrinsic_metrics",
+           "metric_rankings", "pairs", "probe_ranking", "smallest_p_value", "summary"]

@@ -1,5 +1,6 @@
 """benchmarks/experiments/ablation_gpu_fr.py (CPU side) and benchmarks/corpora.py: the shared corpora's readers, and a
-README whose every sentence comes from the numbers."""
+README whose every sentence comes from the numbers (the page itself: tests/biotok_train/test_predict_report.py; the
+GPU plan: tests/biotok_train/ablate/test_estimate.py)."""
 
 from __future__ import annotations
 
@@ -115,38 +116,6 @@ def test_readme_with_the_downstream_result(tmp_path, tiny_unigram, tiny_wordpiec
     assert "- e3c: Unigram_L-32k minus camemberta-base -0.010 [-0.050, +0.030]: indistinguishable." in readme
     assert "- 1 of 2 arm-task pairs beat their random-init floor." in readme
     assert "- The GPU ablation's jobs took 6.0 minutes on cuda (costs.json" in readme
-
-
-def test_measured_throughput_and_the_gpu_plan(tmp_path):
-    from biotok_train.config import AblationConfig
-
-    suite = {"device": {"name": "NVIDIA H200"}, "steps": {"ablation": {
-        "size": "small", "wall_s": 100.0, "legs": [{"tokens_seen": 30_000_000}, {"tokens_seen": 30_000_000}]}}}
-    (tmp_path / "run").mkdir()
-    (tmp_path / "run" / "ablation.json").write_text(json.dumps(suite), encoding="utf-8")
-    t = A.measured_throughput(tmp_path / "run" / "ablation.json")
-    assert t["h200_positions_per_s"] == 600_000 and t["h100_positions_per_s"] == pytest.approx(600_000 * 3.35 / 4.8)
-    assert t["source"] == "run/ablation.json"
-    cfg = AblationConfig(tokenizers=("a", "b"), corpus=("c.txt",), tasks=("e3c", "frenchmedmcqa"), sizes=("small",),
-                         budget=1000, batch_size=60, seq_len=100, pretrain_seeds=(0, 1), seeds=(0, 1, 2))
-    rows = A.gpu_plan(cfg, {"e3c": (300, 30, 60, 1), "frenchmedmcqa": (300, 30, 60, 5)}, 100_000)
-    pre, e3c, mcq = rows
-    assert pre["count"] == 4 and pre["minutes"] == pytest.approx((6_000_000 / 100_000 + A.JOB_OVERHEAD_S) / 60)
-    assert e3c["count"] == mcq["count"] == 2 * 2 * 3 * 2  # arms x pretraining seeds x fine-tuning seeds x (arm, floor)
-    work = 200 * (cfg.finetune.epochs * (300 + 30 / 3) + 60 / 3)  # max length capped at 2 x seq_len
-    assert e3c["minutes"] == pytest.approx((work / 100_000 + A.JOB_OVERHEAD_S) / 60)
-    assert mcq["minutes"] == pytest.approx((5 * work / 100_000 + A.JOB_OVERHEAD_S) / 60)
-    assert all(r["fits_a_piece"] for r in rows) and pre["total_minutes"] == pytest.approx(4 * pre["minutes"])
-    slow = A.gpu_plan(cfg, {}, 10_000)[0]
-    assert slow["minutes"] > A.PIECE_MINUTES and not slow["fits_a_piece"]
-
-
-def test_the_cpu_sentence_names_each_phase_and_what_was_not_recorded():
-    assert A._cpu_sentence({"text": 60, "vocabularies": 120, "intrinsic": 30}, 600, 4) == (
-        "The CPU side took 14 CPU-minutes on a shared 2-core machine (text 1.0, vocabularies 2.0, intrinsic 0.5, "
-        "probe (4 runs) 10.0).")
-    assert A._cpu_sentence({"vocabularies": 120}, 0, 0).endswith("; not recorded: text, intrinsic (a phase is timed "
-                                                                "the first time it runs).")
 
 
 def test_dry_run_runs_every_piece_end_to_end(shared_data, tmp_path, monkeypatch):

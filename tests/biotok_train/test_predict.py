@@ -8,7 +8,8 @@ import pytest
 
 from biotok.errors import ConfigError
 from biotok_train.predict import (
-    Ranking, ablation_rankings, agreement, agreements, probe_ranking, smallest_p_value, summary,
+    Ranking, ablation_rankings, agreement, agreements, intrinsic_metrics, metric_rankings, probe_ranking,
+    smallest_p_value, summary,
 )
 
 # bits per character: lower is better
@@ -155,3 +156,27 @@ def test_every_pair_with_its_interval_over_replicates():
     flipped = Ranking("f1", {"a": 0.3, "b": 0.1}, True, replicates=({"a": 0.3, "b": 0.1}, {"a": 0.2, "b": 0.1}))
     assert pairs(flipped)[0].verdict == "better than"
     assert pairs(Ranking("x", {"a": 1.0, "b": 2.0}, True)) == []
+
+
+def test_the_intrinsic_metrics_rank_by_their_direction():
+    metrics = {"a": {"fertility": 1.2, "renyi_efficiency": 0.40, "zipf": {"r2": 0.95}},
+               "b": {"fertility": 1.5, "renyi_efficiency": 0.45, "zipf": None}}
+    fert, renyi, zipf = metric_rankings(metrics)
+    assert fert.order() == ["a", "b"] and not fert.higher_is_better  # fewer pieces per word is better
+    assert renyi.order() == ["b", "a"] and renyi.higher_is_better
+    assert zipf.scores == {"a": 0.95}  # a vocabulary without a fit is left out
+
+
+def test_intrinsic_metrics_on_the_heldout_and_pieces_of_the_pretraining_text(tmp_path, sample_lines, tiny_unigram,
+                                                                              tiny_wordpiece):
+    (tmp_path / "held.txt").write_text("\n".join(sample_lines[:20]) + "\n", encoding="utf-8")
+    (tmp_path / "pre.txt").write_text("\n".join(sample_lines[20:60]) + "\n", encoding="utf-8")
+    m = intrinsic_metrics({"uni": str(tiny_unigram), "wp": str(tiny_wordpiece)}, tmp_path / "held.txt",
+                          tmp_path / "pre.txt")
+    assert list(m) == ["uni", "wp"]
+    for r in m.values():
+        assert r["fertility"] >= 1 and 0 < r["renyi_efficiency"] <= 1 and r["pretrain_pieces"] > 0
+        assert r["zipf"] is None or set(r["zipf"]) >= {"r2", "exponent"}
+    words = sum(len(line.split()) for line in sample_lines[20:60])
+    assert all(m[n]["pretrain_pieces"] >= words * 0.9 for n in m)  # at least about a piece a word
+    assert m["uni"]["pretrain_pieces"] != m["wp"]["pretrain_pieces"]
