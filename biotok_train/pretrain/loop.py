@@ -14,12 +14,14 @@ import dataclasses
 import functools
 import json
 import math
+import random
 import signal
 import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import torch
 from torch import nn
 
@@ -220,6 +222,8 @@ def _build(packed: PackedData, d: D.Dist, config: PretrainConfig, out: Path, res
         check_init_from(config.init_from, load_data_tokenizer(packed.path), config.objective)
 
     torch.manual_seed(config.seed)
+    random.seed(config.seed)  # unused by the loop, but saved in state.pt: seeded so the file is byte-stable
+    np.random.seed(config.seed % 2**32)
     if config.init_from is not None:  # continual pretraining from a HF checkpoint
         from biotok_train.pretrain.init import build_from
 

@@ -168,3 +168,22 @@ def test_mfu_uses_the_one_flops_formula(data, tmp_path):
     vocab = Vocab(packed.vocab_size, packed.pad_id, packed.cls_id, packed.sep_id, packed.mask_id)
     per_token = flops.module_flops_per_token(build("mlm", "bert", "tiny", vocab, packed.seq_len), packed.seq_len, 0.15)
     assert r.mfu == pytest.approx(r.tokens_per_second * per_token / 1e9)
+
+
+def test_state_pt_is_the_same_whatever_the_process_drew_before(data, tmp_path):
+    """Same inputs and seed, same checkpoint: the numpy and Python generators state.pt saves are
+    seeded by the run, not left as whatever the process drew before it."""
+    import random
+
+    import numpy as np
+    from biotok_train.pretrain import checkpoint as ckpt
+
+    cfg = PretrainConfig(steps=4, **FAST)
+    states = []
+    for name, draw in (("a", 1), ("b", 7)):
+        np.random.rand(draw), [random.random() for _ in range(draw)]
+        pretrain(data, cfg, tmp_path / name, progress=False, stop_after=2)
+        states.append(ckpt.load_state(tmp_path / name)["rng"])
+    a, b = states
+    assert torch.equal(a["numpy"]["keys"], b["numpy"]["keys"]) and a["numpy"]["pos"] == b["numpy"]["pos"]
+    assert a["python"] == b["python"]
