@@ -69,8 +69,9 @@ def test_a_killed_worker_then_a_rerun_gives_the_same_result(tmp_path):
 def test_gpu_fractions_are_respected(tmp_path, fraction, overlap):
     """Two fine-tuning jobs asking 0.5 GPU share the one GPU (they run at the same time); two asking
     1.0 never do (markers each job leaves, not timings)."""
-    jobs = [Job("x", T.rendezvous, ("x", "y"), gpus=1.0, shares_gpu=True),
-            Job("y", T.rendezvous, ("y", "x"), gpus=1.0, shares_gpu=True)]
+    wait = 120.0 if overlap else 10.0  # overlapping jobs stop waiting as soon as they see each other
+    jobs = [Job("x", T.rendezvous, ("x", "y", wait), gpus=1.0, shares_gpu=True),
+            Job("y", T.rendezvous, ("y", "x", wait), gpus=1.0, shares_gpu=True)]
     out = run_ray(jobs, content_keys(jobs), T.ToyEnv(str(tmp_path)), EngineConfig(engine="ray", gpus_per_job=fraction))
     assert all(o.status == DONE for o in out.values())
     assert [out[k].result["saw_other_running"] for k in "xy"] == [overlap, overlap]

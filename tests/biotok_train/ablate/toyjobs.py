@@ -36,23 +36,21 @@ def die_once(env: ToyEnv, name: str, needs: dict) -> dict:
     return add(env, name, needs)
 
 
-WAIT = 12.0
-
-
-def rendezvous(env: ToyEnv, name: str, other: str, needs: dict) -> dict:
-    """Marks its start and end; while running (up to WAIT seconds, until it has seen the other one
-    running at the same time), notes whether ``other`` was running too. WAIT is long because on a
-    loaded 2-core machine Ray may take several seconds to start the second worker."""
+def rendezvous(env: ToyEnv, name: str, other: str, wait: float, needs: dict) -> dict:
+    """Marks its start and end; while running (up to ``wait`` seconds, until it has seen the other
+    one running at the same time), notes whether ``other`` was running too. Where the jobs should
+    overlap the wait is long (it ends as soon as the other is seen): on a loaded 2-core machine Ray
+    can take more than 12 s to start the second worker."""
     d = Path(env.out)
     (d / f"{name}.start").write_text("x", encoding="utf-8")
     seen, t0 = False, time.monotonic()
-    while time.monotonic() - t0 < WAIT and not seen:
+    while time.monotonic() - t0 < wait and not seen:
         seen = (d / f"{other}.start").exists() and not (d / f"{other}.end").exists()
         time.sleep(0.05)
     if seen:  # stay running until the other has seen this one too (or ended): no race on who looks last
         (d / f"{name}.saw").write_text("x", encoding="utf-8")
         t1 = time.monotonic()
-        while time.monotonic() - t1 < WAIT and not any((d / f"{other}.{m}").exists() for m in ("saw", "end")):
+        while time.monotonic() - t1 < wait and not any((d / f"{other}.{m}").exists() for m in ("saw", "end")):
             time.sleep(0.05)
     (d / f"{name}.end").write_text("x", encoding="utf-8")
     return {"name": name, "saw_other_running": seen, "value": 1}
