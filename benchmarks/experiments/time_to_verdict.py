@@ -113,7 +113,11 @@ def rewrite(readme: Path = README, results: Path = RESULTS) -> str:
     return f"{head}{START}\n{table(results)}\n{END}{tail}"
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+
+    argparse.ArgumentParser(prog="python -m benchmarks.experiments.time_to_verdict",
+                            description=__doc__.splitlines()[0]).parse_args(argv)  # --help teaches, writes nothing
     README.write_text(rewrite(), encoding="utf-8")
     print(f"wrote the time-to-verdict table of {README}", file=sys.stderr)
     return 0
