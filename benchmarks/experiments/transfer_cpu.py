@@ -92,8 +92,6 @@ def main(argv: list[str] | None = None) -> int:
             train_tokenizer([train], TrainConfig(algo="spm-unigram", vocab_size=8000, seed=0), tok, force=True)
         report = run_ablation(cfg, out, progress=False)
         dest = run / "published" if a.quick else PUBLISHED
-        for stale in ("results.json", "curves.png"):  # the files of the script before it was a recipe
-            (dest / stale).unlink(missing_ok=True)
         publish(report, dest, title=TITLE, intro=intro(report, out, leg_names([str(tok)])[0]),
                 command=" ".join(["python -m benchmarks.experiments.transfer_cpu", *(sys.argv[1:] if argv is None else argv)]))
     except BiotokError as e:
