@@ -65,12 +65,13 @@ PACKED = 4  # fine-tunes sharing one GPU (the engine's --gpus-per-job 0.25)
 
 def build_text(work: Path, quick: bool) -> dict:
     """work/text/ (:func:`benchmarks.corpora.pretraining_text`); a text made with another
-    MIN_WORDS is rebuilt, and what was made from it dropped."""
+    MIN_WORDS is rebuilt, and what was made from it dropped: its probe samples included (they are
+    written once, so a kept sample would score the probe on lines of the old text)."""
     if (work / "text" / "text.json").is_file():
         record = json.loads((work / "text" / "text.json").read_text(encoding="utf-8"))
         if record.get("min_words") == MIN_WORDS:
             return record
-        for stale in ("tokenizers", "probe", "intrinsic.json", "cpu_seconds.json"):
+        for stale in ("text", "tokenizers", "probe", "intrinsic.json", "cpu_seconds.json"):
             shutil.rmtree(work / stale) if (work / stale).is_dir() else (work / stale).unlink(missing_ok=True)
     return C.pretraining_text(work / "text", C.french_pretraining_sources(200 if quick else None), C.FRENCH_TASKS,
                               min_words=MIN_WORDS, heldout_every=HELDOUT_EVERY)

@@ -139,3 +139,31 @@ def test_a_task_it_cannot_use_is_refused_before_any_work(shared_data, tmp_path, 
     assert A.main(["--dry-run", "--tasks", "e3c,nope"]) == 2
     assert "ablation_gpu_fr: error: unknown task 'nope'" in capsys.readouterr().err
     assert not any(tmp_path.iterdir())
+
+
+def test_a_rebuilt_text_drops_its_probe_samples(tmp_path, monkeypatch):
+    """A text made with another MIN_WORDS is rebuilt with everything made from it; the probe samples
+    live beside it and are written once, so a kept one would score the probe on the old text's lines
+    (the two-seed page's 2,730 held-out lines came from such a sample)."""
+    built = []
+
+    def fake_text(folder, sources, tasks, *, min_words, heldout_every):
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "heldout.txt").write_text(f"held-out line of the text at {min_words} words\n", encoding="utf-8")
+        (folder / "text.json").write_text(json.dumps({"min_words": min_words}), encoding="utf-8")
+        built.append(min_words)
+        return {"min_words": min_words}
+
+    monkeypatch.setattr(C, "pretraining_text", fake_text)
+    monkeypatch.setattr(C, "french_pretraining_sources", lambda limit: {})
+    sample = lambda: C.line_sample(tmp_path / "text" / "heldout.txt", tmp_path / "text" / "probe_heldout.txt", 10)
+    monkeypatch.setattr(A, "MIN_WORDS", 1)
+    A.build_text(tmp_path, quick=True)
+    assert "at 1 words" in sample().read_text(encoding="utf-8")
+    (tmp_path / "probe").mkdir()
+    A.build_text(tmp_path, quick=True)  # the same MIN_WORDS: kept, nothing rebuilt or dropped
+    assert built == [1] and (tmp_path / "probe").is_dir()
+    monkeypatch.setattr(A, "MIN_WORDS", 6)
+    A.build_text(tmp_path, quick=True)
+    assert built == [1, 6] and not (tmp_path / "probe").exists()
+    assert "at 6 words" in sample().read_text(encoding="utf-8")
