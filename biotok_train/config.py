@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 from dataclasses import dataclass
 
 from biotok.config import SEED_MAX, check_numbers
@@ -539,7 +540,7 @@ class TransferConfig:
         check_numbers(self, {"seed": (0, SEED_MAX)})
 
 
-ENGINES = ("local", "ray")  # who runs an ablation's jobs (biotok_train.ablate.engines)
+ENGINES = ("local", "ray", "processes")  # who runs an ablation's jobs (biotok_train.ablate.engines)
 
 
 @dataclass(frozen=True)
@@ -549,19 +550,32 @@ class EngineConfig:
     ``local``: in this process, in plan order (``workers``: torch threads; 0: torch's default).
     ``ray``: Ray Core tasks on a local instance of ``workers`` CPUs (0: every core) or the running
     cluster at ``address``; each fine-tuning job asks for ``gpus_per_job`` GPUs (a fraction lets
-    several share one)."""
+    several share one). ``processes``: ``workers`` processes of this machine (0: one per CPU), GPUs
+    shared as with Ray: where Ray is not installed.
+
+    ``only``: run just the jobs whose keys match one of these patterns (``fnmatch``: ``*`` spans
+    slashes) and the jobs they need: one piece of a grid, sized for a short GPU slot; the report
+    waits for every job. ``precision``: key the models' jobs by this arithmetic ("cuda:bf16")
+    instead of this machine's, to report from records made on another machine (a job without
+    such a record is refused, never run here in other arithmetic)."""
 
     engine: str = "local"
     workers: int = 0
     gpus_per_job: float = 0.0
     address: str | None = None
+    only: tuple[str, ...] = ()
+    precision: str | None = None
 
     def __post_init__(self) -> None:
         _check(self.engine in ENGINES, f"unknown --engine {self.engine!r} (choose {', '.join(ENGINES)})")
         _check(self.workers >= 0, f"--workers must be >= 0, not {self.workers}")
         _check(0 <= self.gpus_per_job <= 64, f"--gpus-per-job must be between 0 and 64, not {self.gpus_per_job}")
-        _check(self.engine == "ray" or (self.address is None and self.gpus_per_job == 0),
-               "--address and --gpus-per-job need --engine ray")
+        _check(self.engine == "ray" or self.address is None, "--address needs --engine ray")
+        _check(self.engine != "local" or self.gpus_per_job == 0, "--gpus-per-job needs --engine ray or processes")
+        _check(isinstance(self.only, tuple) and all(isinstance(p, str) and p.strip() for p in self.only),
+               f"--only takes job-key patterns such as 'finetune/small/NAME/p0/*', not {self.only!r}")
+        _check(self.precision is None or re.fullmatch(r"[a-z]+:(bf16|fp32)", str(self.precision)) is not None,
+               f"--precision must read DEVICE:bf16 or DEVICE:fp32 (cuda:bf16, cpu:fp32...), not {self.precision!r}")
 
 
 MAX_SEQ_LEN = 512  # the absolute positions of the BERT-family models biotok-train builds and continues

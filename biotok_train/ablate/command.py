@@ -134,13 +134,21 @@ def _eng(name: str):
 ENGINE_OPTIONS = (
     click.option("--engine", type=click.Choice(ENGINES), default=_eng("engine"), show_default=True,
                  help="local: the jobs one after the other in this process; ray: Ray tasks, in parallel on a local "
-                      "instance (--workers) or a running cluster (--address). The result is the same."),
+                      "instance (--workers) or a running cluster (--address); processes: in parallel in --workers "
+                      "processes of this machine, where Ray is not installed. The result is the same."),
     click.option("--workers", type=int, default=_eng("workers"), show_default=True,
-                 help="local: torch threads; ray: CPUs of the local Ray instance, one job per CPU (0: all)."),
+                 help="local: torch threads; ray, processes: jobs at a time on this machine, one per CPU (0: all)."),
     click.option("--gpus-per-job", type=float, default=_eng("gpus_per_job"), show_default=True,
-                 help="ray: GPUs each fine-tuning job asks for (0.5: two share one GPU)."),
+                 help="ray, processes: GPUs each fine-tuning job asks for (0.5: two share one GPU)."),
     click.option("--address", default=_eng("address"), metavar="HOST:PORT",
                  help="ray: a running Ray cluster ('auto': the one this node belongs to) instead of a local instance."),
+    click.option("--only", multiple=True, metavar="PATTERN",
+                 help="Run just the jobs whose keys match PATTERN (repeatable; * spans slashes, e.g. "
+                      "'finetune/small/tokA/p0/*') and the jobs they need: one piece of the grid for a short GPU slot. "
+                      "The report is written once every job has a record."),
+    click.option("--precision", default=_eng("precision"), metavar="DEVICE:bf16|fp32",
+                 help="Key the models' jobs by another machine's arithmetic (cuda:bf16) to write the report here from "
+                      "the records its pieces made; a job without such a record is refused, not run."),
     click.option("--force", is_flag=True,
                  help="Run this recipe in an OUT that holds another (or a damaged config.json): the jobs whose "
                       "inputs changed run again, the others are kept."),
@@ -149,7 +157,8 @@ ENGINE_OPTIONS = (
 
 def engine_config(options: dict) -> EngineConfig:
     """The :class:`EngineConfig` of ``ablate``'s option values (taken out of ``options``)."""
-    return EngineConfig(**{k: options.pop(k) for k in ("engine", "workers", "gpus_per_job", "address")})
+    values = {k: options.pop(k) for k in ("engine", "workers", "gpus_per_job", "address", "only", "precision")}
+    return EngineConfig(**{**values, "only": tuple(values["only"])})
 
 
 def ablate_options(f):

@@ -1,5 +1,7 @@
-"""Who runs a plan's jobs: :func:`run_local` (in this process, in plan order, the default) or
-:func:`run_ray` (Ray Core tasks: a local instance of N CPUs, or a running cluster).
+"""Who runs a plan's jobs: :func:`run_local` (in this process, in plan order, the default),
+:func:`run_ray` (Ray Core tasks: a local instance of N CPUs, or a running cluster) or
+:func:`run_processes` (the standard library's process pool on this machine: for a machine
+without Ray, such as a bare GPU machine whose 64 MiB of luggage cannot hold Ray's 79 MB wheel).
 
 Both take the same jobs and content keys, skip the jobs already done, run the others with
 :func:`biotok_train.ablate.graph.execute` (which writes each record) and return every job's
@@ -22,7 +24,7 @@ log = logging.getLogger(__name__)
 
 def run(jobs: Sequence[Job], keys: Mapping[str, str], env: Any, engine: EngineConfig) -> dict[str, Outcome]:
     """Every job's outcome, run by ``engine``."""
-    runner = run_ray if engine.engine == "ray" else run_local
+    runner = {"ray": run_ray, "processes": run_processes}.get(engine.engine, run_local)
     return runner(jobs, keys, env, engine)
 
 
@@ -121,6 +123,69 @@ def run_ray(jobs: Sequence[Job], keys: Mapping[str, str], env: Any, engine: Engi
     return {job.key: _settled(job, outcomes) for job in jobs}
 
 
+def run_processes(jobs: Sequence[Job], keys: Mapping[str, str], env: Any, engine: EngineConfig,
+                  gpus: int | None = None) -> dict[str, Outcome]:
+    """Jobs in ``engine.workers`` processes of this machine (0: one per CPU; each with one torch
+    thread, as Ray's), each started once its needs are done. GPUs as Ray counts them: a job that
+    asks takes ``gpus_per_job`` of one if it shares (fine-tunings), else ``job.gpus`` (a
+    pretraining), and starts only when that much is free of the ``gpus`` this machine has (None:
+    count them). A worker that dies fails its job; the pool is started again for the others."""
+    import concurrent.futures as cf
+    import multiprocessing as mp
+
+    if engine.gpus_per_job > 0 and gpus is None:
+        import torch  # lazy: only to count the GPUs
+
+        gpus = torch.cuda.device_count()
+        if not gpus:
+            raise ConfigError("--gpus-per-job: this machine has no GPU (leave it out to fine-tune on the CPUs)")
+    ask = {j.key: (engine.gpus_per_job if j.shares_gpu else j.gpus) if j.gpus > 0 and engine.gpus_per_job > 0 else 0.0
+           for j in jobs}
+    if max(ask.values(), default=0.0) > (gpus or 0):
+        raise ConfigError(f"--gpus-per-job {engine.gpus_per_job:g}: this machine has {gpus or 0} GPU(s)")
+    outcomes: dict[str, Outcome] = dict(pending(env.out, jobs, keys))
+    todo = [j for j in jobs if j.key not in outcomes]
+    workers = engine.workers or os.cpu_count() or 1
+    while todo:
+        running: dict[Any, Job] = {}
+        with cf.ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn"), initializer=set_threads,
+                                    initargs=(1,)) as pool:
+            while todo or running:
+                busy = sum(ask[j.key] for j in running.values())
+                for job in list(todo):
+                    if any(n not in outcomes for n in job.needs) or len(running) >= workers:
+                        continue
+                    upstream = [outcomes[n] for n in job.needs]
+                    if any(u.status != DONE for u in upstream):  # settled here: nothing to run
+                        outcomes[job.key] = execute(env, job, keys[job.key], *upstream)
+                    elif busy + ask[job.key] <= (gpus or 0) + 1e-9:
+                        running[pool.submit(execute, env, job, keys[job.key], *upstream)] = job
+                        busy += ask[job.key]
+                    else:
+                        continue
+                    todo.remove(job)
+                    if job.key in outcomes:
+                        _say(outcomes[job.key])
+                if not running:
+                    continue
+                finished, _ = cf.wait(running, return_when=cf.FIRST_COMPLETED)
+                broken = False
+                for f in finished:
+                    job = running.pop(f)
+                    try:
+                        outcomes[job.key] = f.result()
+                    except Exception as e:  # noqa: BLE001  (its worker died: the pool is broken)
+                        outcomes[job.key], broken = _lost(job.key, e), True
+                        log.error("job %s failed: %s", job.key, outcomes[job.key].message)
+                    _say(outcomes[job.key])
+                if broken:  # the jobs that were running with it failed too: said, and the pool started again
+                    for f, job in running.items():
+                        outcomes[job.key] = _lost(job.key, f.exception() or RuntimeError("pool broken"))
+                    running.clear()
+                    break
+    return {job.key: _settled(job, outcomes) for job in jobs}
+
+
 def _lost(key: str, e: BaseException) -> Outcome:
     """A task Ray could not finish (its worker died, or a need's did): one line."""
     first = next((line.strip() for line in str(e).splitlines() if line.strip()), type(e).__name__)
@@ -136,4 +201,4 @@ def _settled(job: Job, outcomes: Mapping[str, Outcome]) -> Outcome:
     return o
 
 
-__all__ = ["run", "run_local", "run_ray", "set_threads", "start_ray"]
+__all__ = ["run", "run_local", "run_processes", "run_ray", "set_threads", "start_ray"]

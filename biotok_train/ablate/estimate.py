@@ -10,8 +10,9 @@ over its wall time (evaluation and fine-tunes included), so a lower bound.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Sequence
 
 from biotok_train.config import AblationConfig
 from biotok_train.tasks import load
@@ -19,6 +20,9 @@ from biotok_train.tasks import load
 H100_OVER_H200 = 3.35 / 4.8  # memory bandwidth (TB/s): same bf16 peak, so a conservative slow-down
 JOB_OVERHEAD_S = 20.0  # start-up of one job (model load, data, first steps), an assumption
 PIECE_MINUTES = 8.0  # the longest job a short GPU slot should hold
+# a vocabulary's preparation (its pretraining text tokenized, one thread): ablation_cpu's prepare jobs took about 3 s
+# for 3.2 M characters on the 2-core CPU of the CPU runs (benchmarks/.data/ablation_cpu-16000/run/jobs/prepare/*.cost.json)
+PREPARE_CHARS_PER_S = 1.0e6
 
 
 def measured_throughput(path: Path) -> dict:
@@ -52,6 +56,50 @@ def gpu_plan(cfg: AblationConfig, task_sizes: dict[str, tuple[int, int, int, int
     return rows
 
 
+@dataclass(frozen=True)
+class Piece:
+    """Jobs a bare GPU machine runs in one short slot (``EngineConfig.only``: ``patterns``), what
+    they are in words, and their estimated minutes on one H100."""
+
+    name: str
+    patterns: tuple[str, ...]
+    minutes: float
+    what: str
+
+
+def pieces(cfg: AblationConfig, names: Sequence[str], rows: list[dict], packed: int, text_chars: int) -> list[Piece]:
+    """A from-scratch grid (no base, no curve) cut for slots on a machine that keeps nothing: per
+    pretraining seed and vocabulary (``names``: the arms' names) its preparation, pretraining,
+    evaluation and fine-tunings (the model cannot leave the machine, so its fine-tunes go with
+    it); per vocabulary its floors, as many pretraining seeds' together as fit
+    :data:`PIECE_MINUTES`. ``rows``: :func:`gpu_plan`'s; fine-tunes run ``packed`` to the GPU;
+    the preparation tokenizes ``text_chars`` characters in each piece. Seed 0 first, then the
+    floors: after those pieces every vocabulary has one pretraining and its floor."""
+    if cfg.base is not None or cfg.curve:
+        raise ValueError("pieces() cuts a from-scratch grid without a curve")
+    prep = text_chars / PREPARE_CHARS_PER_S / 60
+    pretrain = next(r["minutes"] for r in rows if r["job"] == "pretrain")
+    tunes = sum(r["minutes"] for r in rows if r["job"].startswith("finetune ")) * len(cfg.seeds) / packed
+    out: list[Piece] = []
+    for size in cfg.sizes:
+        for i, p in enumerate(cfg.pretrain_seeds):
+            out += [Piece(f"{n}/p{p}", (f"finetune/{size}/{n}/p{p}/*", f"evaluate/{size}/{n}/p{p}"),
+                          prep + pretrain + tunes,
+                          f"prepare, pretrain seed {p}, evaluate, {len(cfg.tasks)} tasks x {len(cfg.seeds)} seeds")
+                    for n in names]
+            if i == 0 and cfg.floor:
+                per = max(1, int((PIECE_MINUTES - prep) // tunes)) if tunes else len(cfg.pretrain_seeds)
+                for k in range(0, len(cfg.pretrain_seeds), per):
+                    group = cfg.pretrain_seeds[k:k + per]
+                    span = f"p{group[0]}" + (f"-{group[-1]}" if len(group) > 1 else "")
+                    out += [Piece(f"{n}/floor/{span}", tuple(f"finetune/{size}/{n}/floor/p{q}/*" for q in group),
+                                  prep + len(group) * tunes,
+                                  f"prepare, random-init floors of pretraining seed{'s' if len(group) > 1 else ''} "
+                                  f"{', '.join(map(str, group))}, {len(cfg.tasks)} tasks x {len(cfg.seeds)} seeds")
+                            for n in names]
+    return out
+
+
 def task_sizes(tasks: Iterable[str], data_dir: str) -> dict[str, tuple[int, int, int, int]]:
     """train, dev and test examples of each task and its sequences per example (a question's options)."""
     out = {}
@@ -62,4 +110,5 @@ def task_sizes(tasks: Iterable[str], data_dir: str) -> dict[str, tuple[int, int,
     return out
 
 
-__all__ = ["H100_OVER_H200", "JOB_OVERHEAD_S", "PIECE_MINUTES", "gpu_plan", "measured_throughput", "task_sizes"]
+__all__ = ["H100_OVER_H200", "JOB_OVERHEAD_S", "PIECE_MINUTES", "PREPARE_CHARS_PER_S", "Piece", "gpu_plan",
+           "measured_throughput", "pieces", "task_sizes"]

@@ -76,6 +76,24 @@ def content_keys(jobs: Sequence[Job]) -> dict[str, str]:
     return keys
 
 
+def select(jobs: Sequence[Job], patterns: Iterable[str]) -> list[Job]:
+    """The jobs whose keys match one of ``patterns`` (fnmatch; ``*`` spans slashes) and every job
+    they need, in plan order (all of them when ``patterns`` is empty)."""
+    import fnmatch  # lazy: one use
+
+    patterns = list(patterns)
+    if not patterns:
+        return list(jobs)
+    by_key, wanted = {j.key: j for j in jobs}, set()
+    todo = [j.key for j in jobs if any(fnmatch.fnmatchcase(j.key, p) for p in patterns)]
+    while todo:
+        key = todo.pop()
+        if key not in wanted:
+            wanted.add(key)
+            todo += by_key[key].needs
+    return [j for j in jobs if j.key in wanted]
+
+
 def record_path(out: str | os.PathLike[str], key: str) -> Path:
     return Path(out) / "jobs" / f"{key}.json"
 
@@ -193,4 +211,4 @@ def costs(out: str | os.PathLike[str], keys: Iterable[str]) -> dict[str, dict]:
 
 
 __all__ = ["DONE", "FAILED", "SKIPPED", "Job", "Outcome", "content_keys", "costs", "digest", "execute", "pending",
-           "read_record", "record_path", "write_json"]
+           "read_record", "record_path", "select", "write_json"]

@@ -51,8 +51,9 @@ def task_key(task: str, data) -> str:
     return digest(task, repr((data.train, data.dev, data.test)))
 
 
-def fingerprints(cfg: AblationConfig, legs, datasets: dict, corpus: str) -> dict:
-    """{"corpus", "base", "tok": {vocab: fingerprint}, "task": {task: key}} for :func:`grid.build`."""
+def fingerprints(cfg: AblationConfig, legs, datasets: dict, corpus: str, precision: str | None = None) -> dict:
+    """{"corpus", "base", "tok": {vocab: fingerprint}, "task": {task: key}, "precision"} for
+    :func:`grid.build` (``precision``: another machine's arithmetic, default this one's)."""
     from biotok.formats import load  # lazy: tokenizers
 
     toks = {}
@@ -60,7 +61,7 @@ def fingerprints(cfg: AblationConfig, legs, datasets: dict, corpus: str) -> dict
         if leg.vocab not in toks:
             toks[leg.vocab] = load(leg.tokenizer).fingerprint
     return {"corpus": corpus, "base": model_key(cfg.base) if cfg.base is not None else None, "tok": toks,
-            "task": {t: task_key(t, d) for t, d in datasets.items()}, "precision": precision_key()}
+            "task": {t: task_key(t, d) for t, d in datasets.items()}, "precision": precision or precision_key()}
 
 
 def precision_key() -> str:

@@ -15,7 +15,7 @@ from biotok.output import LOCK_NAME, atomic_directory, run_lock
 from biotok_train.ablate import engines
 from biotok_train.ablate.analysis import Results, arm_results, compute_statistics, verdict_sentences
 from biotok_train.ablate.command import command_line
-from biotok_train.ablate.graph import DONE, FAILED, content_keys, costs, write_json
+from biotok_train.ablate.graph import DONE, FAILED, content_keys, costs, pending, select, write_json
 from biotok_train.ablate.grid import build
 from biotok_train.ablate.jobs import Env
 from biotok_train.ablate.keys import corpus_key, fingerprints
@@ -138,11 +138,12 @@ class Incomplete(BiotokError):
 
 
 def run_ablation(cfg: AblationConfig, out: str | os.PathLike[str], progress: bool = True,
-                 engine: EngineConfig = EngineConfig(), force: bool = False) -> AblationReport:
+                 engine: EngineConfig = EngineConfig(), force: bool = False) -> AblationReport | None:
     """Run (or resume) every job of the ablation with ``engine``; once all are done, write
     ablation.md, ablation.json, ablation.png and costs.json from their records. Some job not done:
     :class:`Incomplete` (what failed, what waits). ``force``: continue an OUT holding another
-    recipe (the jobs whose inputs changed are run again)."""
+    recipe (the jobs whose inputs changed are run again). With ``engine.only``, just those jobs
+    and what they need: None while other jobs of the grid have no record (a piece ran)."""
     out = Path(out)
     datasets = _check_inputs(cfg, out)  # a wrong input fails here, before anything is written
     created = not out.exists()
@@ -151,16 +152,62 @@ def run_ablation(cfg: AblationConfig, out: str | os.PathLike[str], progress: boo
             corpus = _open(cfg, out, force)
             tokenizers = list(cfg.tokenizers)
             legs = plan_legs(cfg, dict(zip(tokenizers, leg_names(tokenizers))))
-            grid = build(cfg, legs, fingerprints(cfg, legs, datasets, corpus))
+            grid = build(cfg, legs, fingerprints(cfg, legs, datasets, corpus, engine.precision))
             keys = content_keys(grid.jobs)
-            outcomes = engines.run(grid.jobs, keys, Env(cfg, str(out.resolve()), progress), engine)
+            jobs = _selected(grid.jobs, engine.only)
+            _refuse_other_arithmetic(jobs, keys, out, engine.precision)
+            outcomes = engines.run(jobs, keys, Env(cfg, str(out.resolve()), progress), engine)
             _check_done(outcomes, out)
+            if len(jobs) < len(grid.jobs):
+                outcomes = pending(out, grid.jobs, keys)
+                if len(outcomes) < len(grid.jobs):
+                    log.info("%d of %d jobs of %s done: the report waits for the others", len(outcomes),
+                             len(grid.jobs), out)
+                    return None
             records = {k: o.result for k, o in outcomes.items()}
             return _report(Results(cfg, out, legs, grid, records, datasets, costs(out, keys)))
     except BaseException:
         if created and not (out / "jobs").is_dir():  # nothing worth resuming yet: leave no partial folder
             shutil.rmtree(out, ignore_errors=True)
         raise
+
+
+def _selected(jobs: list, only: tuple[str, ...]) -> list:
+    """The jobs ``only`` names and those they need (every job without ``only``); none: one line."""
+    chosen = select(jobs, only)
+    if not chosen:
+        examples = ", ".join(j.key for j in jobs if j.key.startswith(("pretrain/", "finetune/")))
+        raise ConfigError(f"--only {' '.join(only)} matches no job of this ablation (its jobs read like "
+                          f"{examples[:160]}...)")
+    return chosen
+
+
+def _refuse_other_arithmetic(jobs: list, keys: dict, out: Path, precision: str | None) -> None:
+    """Records keyed by another machine's arithmetic are reported from, never completed here."""
+    if precision is None:
+        return
+    from biotok_train.ablate.keys import precision_key  # lazy: torch
+
+    here = precision_key()
+    if precision == here:
+        return
+    done = pending(out, jobs, keys)
+    missing = [j.key for j in jobs if j.key not in done]
+    if missing:
+        raise Incomplete(f"{len(missing)} of {len(jobs)} jobs of {out} have no record made in {precision}, and this "
+                         f"machine computes in {here}: run them where the others ran (first: {', '.join(missing[:3])})")
+
+
+def job_status(cfg: AblationConfig, out: str | os.PathLike[str], precision: str | None = None) -> dict[str, bool]:
+    """Each job of the ablation ``cfg`` in plan order, and whether OUT holds its record (keyed by
+    ``precision``, default this machine's arithmetic): what is left to run, nothing written."""
+    out = Path(out)
+    datasets = _check_inputs(cfg, out)
+    legs = plan_legs(cfg, dict(zip(cfg.tokenizers, leg_names(list(cfg.tokenizers)))))
+    grid = build(cfg, legs, fingerprints(cfg, legs, datasets, corpus_key(cfg), precision))
+    keys = content_keys(grid.jobs)
+    done = pending(out, grid.jobs, keys)
+    return {j.key: j.key in done for j in grid.jobs}
 
 
 def _check_done(outcomes: dict, out: Path) -> None:

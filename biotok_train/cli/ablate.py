@@ -37,6 +37,8 @@ def ablate_cmd(out, quiet, force, **options) -> None:
     and the others go on; the report is written once every job is done (else exit 2, and the same
     command resumes). --engine ray runs the jobs in parallel (--workers N on this machine,
     --address for a Ray cluster, --gpus-per-job 0.5 to share a GPU between two fine-tunings).
+    --only runs one piece of the grid (a pretraining and its fine-tunings in a short GPU slot);
+    --precision writes the report on a laptop from records that pieces made on a GPU.
 
     \b
     Example:  biotok-train ablate --tokenizers tokA/ tokB/ --corpus corpus.txt --task e3c \\
@@ -49,6 +51,10 @@ def ablate_cmd(out, quiet, force, **options) -> None:
     """
     engine = engine_config(options)
     report = run_ablation(ablation_config(**options), out, progress=not quiet, engine=engine, force=force)
+    if report is None:  # --only: a piece ran, other jobs have no record yet
+        click.echo(f"the jobs of --only {' '.join(engine.only)} are done; the report waits for the others "
+                   f"(run them with other --only patterns, or without --only)", err=True)
+        return
     click.echo(report.markdown)
     click.echo(f"wrote {report.markdown_path}, {report.json_path} and {report.png_path}", err=True)
 

@@ -257,6 +257,73 @@ def test_cli_curve_tasks_none_fine_tunes_nothing_on_the_curve(tmp_path, sample_c
     assert not (tmp_path / "o2").exists()
 
 
+def test_only_runs_pieces_and_the_last_one_writes_the_report(tmp_path, sample_corpus, tiny_unigram, tiny_wordpiece,
+                                                             monkeypatch):
+    """--only: a piece runs its jobs and those they need, nothing else, and no report until every
+    job has a record; pieces made on a machine of other arithmetic give the report here from their
+    records (--precision), and a job with no such record is refused rather than run here."""
+    from biotok_train.ablate import keys
+    from biotok_train.ablate.run import Incomplete
+
+    task = _bio_task(tmp_path / "task", n_test=20)
+    toks = (str(tiny_unigram), str(tiny_wordpiece))
+    cfg = AblationConfig(tokenizers=toks, corpus=(str(sample_corpus),), tasks=(str(task),), seeds=(0, 1),
+                         pretrain_seeds=(0, 1), n_words=20, n_resamples=200)
+    ref, cand = leg_names(toks)
+    skill = {("tiny", ref): lambda i, f: i % 2 == 0, ("tiny", cand): lambda i, f: True}
+    floor = {("tiny", n): (lambda i, f: False) for n in (ref, cand)}
+    ran = _fake_ablation(monkeypatch, cfg, skill, floor, {("tiny", n): [1, 0] * 10 for n in (ref, cand)})
+    monkeypatch.setattr(keys, "precision_key", lambda: "cuda:bf16")  # the pieces run on "a GPU"
+    out = tmp_path / "out"
+    piece = EngineConfig(only=(f"finetune/tiny/{cand}/p1/*",))
+    assert run_ablation(cfg, out, progress=False, engine=piece) is None
+    assert sorted(ran) == sorted([cand, f"arms/tiny/{cand}/p1"] + [f"arms/tiny/{cand}/p1/{task_dir(str(task))}/f{f}"
+                                                                   for f in (0, 1)])
+    assert not (out / "ablation.md").exists()
+    with pytest.raises(ConfigError, match="--only finetune/tiny/nope/\\* matches no job"):
+        run_ablation(cfg, out, progress=False, engine=EngineConfig(only=("finetune/tiny/nope/*",)))
+    pieces = [f"finetune/tiny/{n}/{p}/*" for n in (ref, cand) for p in ("p0", "p1", "floor/p0", "floor/p1")]
+    for pattern in pieces[:-1]:
+        assert run_ablation(cfg, out, progress=False, engine=EngineConfig(only=(pattern, "evaluate/*"))) is None
+    monkeypatch.undo()  # back on this machine, whose arithmetic is not the pieces'
+    ran = _fake_ablation(monkeypatch, cfg, skill, floor, {("tiny", n): [1, 0] * 10 for n in (ref, cand)})
+    monkeypatch.setattr(keys, "precision_key", lambda: "cpu:fp32")
+    with pytest.raises(Incomplete, match=r"3 of 30 jobs .* no record made in cuda:bf16, and this machine computes "
+                                         r"in cpu:fp32: run them where the others ran \(first: floor-model/tiny/"):
+        run_ablation(cfg, out, progress=False, engine=EngineConfig(precision="cuda:bf16"))
+    assert ran == []
+    monkeypatch.setattr(keys, "precision_key", lambda: "cuda:bf16")  # the last piece, on "the GPU"
+    assert run_ablation(cfg, out, progress=False, engine=EngineConfig(only=(pieces[-1],))) is not None
+    monkeypatch.setattr(keys, "precision_key", lambda: "cpu:fp32")
+    ran.clear()
+    report = run_ablation(cfg, out, progress=False, engine=EngineConfig(precision="cuda:bf16"))
+    assert ran == [] and {(f["arm"], f["beats_floor"]) for f in report.floors} == {(ref, True), (cand, True)}
+    whole = tmp_path / "whole"  # the same grid in one go gives the same statistics
+    monkeypatch.setattr(keys, "precision_key", lambda: "cuda:bf16")
+    one_go = json.loads(run_ablation(cfg, whole, progress=False).json_path.read_text(encoding="utf-8"))
+    pieced = json.loads(report.json_path.read_text(encoding="utf-8"))
+    assert pieced["comparisons"] == one_go["comparisons"] and pieced["arms"] == one_go["arms"]
+
+
+def test_cli_only_says_the_report_waits(tmp_path, sample_corpus, tiny_unigram, monkeypatch):
+    from biotok_train.cli import main
+
+    task = _bio_task(tmp_path / "task", n_test=20)
+    cfg = AblationConfig(tokenizers=(str(tiny_unigram),), corpus=(str(sample_corpus),), tasks=(str(task),), seeds=(0,))
+    name = leg_names(cfg.tokenizers)[0]
+    _fake_ablation(monkeypatch, cfg, {("tiny", name): lambda i, f: True}, {("tiny", name): lambda i, f: False},
+                   {("tiny", name): [1, 0] * 10})
+    args = ["ablate", "--tokenizers", str(tiny_unigram), "--corpus", str(sample_corpus), "--task", str(task), "--seeds",
+            "0", "--n-words", "20", "--out", str(tmp_path / "out"), "-q"]
+    res = CliRunner().invoke(main, [*args, "--only", f"finetune/tiny/{name}/p0/*"])
+    assert res.exit_code == 0, res.output
+    assert "the report waits for the others" in res.output and not (tmp_path / "out" / "ablation.md").exists()
+    res = CliRunner().invoke(main, [*args, "--precision", "gpu-ish"])
+    assert res.exit_code == 2 and "--precision must read DEVICE:bf16" in res.output and "Traceback" not in res.output
+    res = CliRunner().invoke(main, args)  # the rest: the floor
+    assert res.exit_code == 0 and "## Results at size tiny" in res.output
+
+
 @pytest.mark.slow  # a few minutes on a shared 2-core CPU
 def test_tiny_ablation_end_to_end(tmp_path, sample_corpus, tiny_wordpiece, tiny_unigram, monkeypatch):
     """Two tokenizers, a few pretraining steps each, floors: every arm gets a row, and a rerun reuses them."""

@@ -12,18 +12,13 @@ from biotok_train.ablate.graph import DONE, FAILED, SKIPPED, Job, content_keys, 
 from tests.biotok_train.ablate import toyjobs as T
 
 
-def _plan(bad: bool = False) -> list[Job]:
-    return [Job("a", T.add, ("a",)), Job("b", T.fail if bad else T.add, ("b",), ("a",)),
-            Job("c", T.add, ("c",), ("a", "b")), Job("d", T.add, ("d",)), Job("e", T.add, ("e",), ("c",))]
-
-
 def _order(tmp_path) -> list[str]:
     f = tmp_path / "order.log"
     return f.read_text(encoding="utf-8").split() if f.exists() else []
 
 
 def test_jobs_run_after_their_needs_and_get_their_results(tmp_path):
-    jobs = _plan()
+    jobs = T.plan()
     out = run_local(jobs, content_keys(jobs), T.ToyEnv(str(tmp_path)))
     assert _order(tmp_path) == ["a", "b", "c", "d", "e"]
     assert {k: o.result["value"] for k, o in out.items()} == {"a": 1, "b": 2, "c": 4, "d": 1, "e": 5}
@@ -40,7 +35,7 @@ def test_a_need_planned_after_its_job_is_refused():
 
 
 def test_done_jobs_are_skipped_and_a_changed_input_reruns_what_depends_on_it(tmp_path):
-    jobs = _plan()
+    jobs = T.plan()
     run_local(jobs, content_keys(jobs), T.ToyEnv(str(tmp_path)))
     (tmp_path / "order.log").unlink()
     again = run_local(jobs, content_keys(jobs), T.ToyEnv(str(tmp_path)))
@@ -51,7 +46,7 @@ def test_done_jobs_are_skipped_and_a_changed_input_reruns_what_depends_on_it(tmp
 
 
 def test_a_failed_job_is_one_line_its_dependents_skip_and_the_others_go_on(tmp_path):
-    jobs = _plan(bad=True)
+    jobs = T.plan(bad=True)
     out = run_local(jobs, content_keys(jobs), T.ToyEnv(str(tmp_path)))
     assert out["b"].status == FAILED and out["b"].message == "ValueError: b cannot work second line of the error"
     assert out["c"].status == SKIPPED and "needs b" in out["c"].message
@@ -59,14 +54,14 @@ def test_a_failed_job_is_one_line_its_dependents_skip_and_the_others_go_on(tmp_p
     assert out["d"].status == DONE and _order(tmp_path) == ["a", "d"]
     assert not record_path(tmp_path, "b").exists()
     (tmp_path / "order.log").unlink()
-    fixed = _plan()
+    fixed = T.plan()
     run_local(fixed, content_keys(fixed), T.ToyEnv(str(tmp_path)))
     assert _order(tmp_path) == ["b", "c", "e"]  # the rerun resumes: a and d were done
 
 
 @pytest.mark.parametrize("damage", ["", "{\"key\": ", "[]", "{\"key\": \"other\", \"result\": 1}"])
 def test_a_damaged_record_is_recomputed(tmp_path, damage, caplog):
-    jobs = _plan()
+    jobs = T.plan()
     run_local(jobs, content_keys(jobs), T.ToyEnv(str(tmp_path)))
     record_path(tmp_path, "d").write_text(damage, encoding="utf-8")
     (tmp_path / "order.log").unlink()
@@ -99,9 +94,11 @@ def test_without_ray_the_ray_engine_is_one_line(tmp_path, monkeypatch):
 
     monkeypatch.setitem(sys.modules, "ray", None)  # not installed: importing it fails
     with pytest.raises(ConfigError, match=r"pip install 'biotok\[ray\]'"):
-        run_ray(_plan(), content_keys(_plan()), T.ToyEnv(str(tmp_path)), EngineConfig(engine="ray"))
-    with pytest.raises(ConfigError, match="need --engine ray"):
+        run_ray(T.plan(), content_keys(T.plan()), T.ToyEnv(str(tmp_path)), EngineConfig(engine="ray"))
+    with pytest.raises(ConfigError, match="--address needs --engine ray"):
         EngineConfig(address="auto")
+    with pytest.raises(ConfigError, match="--gpus-per-job needs --engine ray or processes"):
+        EngineConfig(gpus_per_job=0.5)
 
 
 def test_gpus_per_job_on_a_machine_without_a_gpu_is_refused_before_ray_starts(tmp_path):

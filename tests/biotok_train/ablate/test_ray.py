@@ -28,14 +28,8 @@ def ray_instance():
     ray.shutdown()
 
 
-def _plan(kill: bool = False, bad: bool = False) -> list[Job]:
-    b = T.die_once if kill else T.fail if bad else T.add
-    return [Job("a", T.add, ("a",)), Job("b", b, ("b",), ("a",)), Job("c", T.add, ("c",), ("a", "b")),
-            Job("d", T.add, ("d",)), Job("e", T.add, ("e",), ("c",))]
-
-
 def test_ray_runs_the_graph_like_the_local_engine(tmp_path):
-    jobs = _plan()
+    jobs = T.plan()
     (tmp_path / "l").mkdir()
     (tmp_path / "r").mkdir()
     local = run_local(jobs, content_keys(jobs), T.ToyEnv(str(tmp_path / "l")))
@@ -46,7 +40,7 @@ def test_ray_runs_the_graph_like_the_local_engine(tmp_path):
 
 
 def test_ray_isolates_a_failed_job(tmp_path):
-    jobs = _plan(bad=True)
+    jobs = T.plan(bad=True)
     out = run_ray(jobs, content_keys(jobs), T.ToyEnv(str(tmp_path)), RAY)
     assert out["b"].status == FAILED and out["b"].message == "ValueError: b cannot work second line of the error"
     assert (out["c"].status, out["e"].status) == (SKIPPED, SKIPPED) and out["d"].status == DONE
@@ -55,8 +49,8 @@ def test_ray_isolates_a_failed_job(tmp_path):
 def test_a_killed_worker_then_a_rerun_gives_the_same_result(tmp_path):
     (tmp_path / "clean").mkdir()
     (tmp_path / "killed").mkdir()
-    clean = run_ray(_plan(), content_keys(_plan()), T.ToyEnv(str(tmp_path / "clean")), RAY)
-    jobs = _plan(kill=True)
+    clean = run_ray(T.plan(), content_keys(T.plan()), T.ToyEnv(str(tmp_path / "clean")), RAY)
+    jobs = T.plan(kill=True)
     first = run_ray(jobs, content_keys(jobs), T.ToyEnv(str(tmp_path / "killed")), RAY)
     assert first["b"].status == FAILED and "Worker" in first["b"].message  # its worker process died
     assert first["c"].status == SKIPPED and first["d"].status == DONE
@@ -81,7 +75,7 @@ def test_more_gpus_than_the_cluster_has_is_refused(tmp_path):
     from biotok.errors import ConfigError
 
     with pytest.raises(ConfigError, match="has 1 GPU"):
-        run_ray(_plan(), content_keys(_plan()), T.ToyEnv(str(tmp_path)), EngineConfig(engine="ray", gpus_per_job=2))
+        run_ray(T.plan(), content_keys(T.plan()), T.ToyEnv(str(tmp_path)), EngineConfig(engine="ray", gpus_per_job=2))
 
 
 def _kill_when(cmd: list[str], path, env: dict) -> None:

@@ -56,6 +56,15 @@ def rendezvous(env: ToyEnv, name: str, other: str, wait: float, needs: dict) -> 
     return {"name": name, "saw_other_running": seen, "value": 1}
 
 
+def plan(kill: bool = False, bad: bool = False) -> list:
+    """a; b needs a (it fails, or kills its worker once); c needs a and b; d alone; e needs c."""
+    from biotok_train.ablate.graph import Job  # lazy: Ray workers import this module for the functions only
+
+    b = die_once if kill else fail if bad else add
+    return [Job("a", add, ("a",)), Job("b", b, ("b",), ("a",)), Job("c", add, ("c",), ("a", "b")),
+            Job("d", add, ("d",)), Job("e", add, ("e",), ("c",))]
+
+
 def report(out: str | os.PathLike[str], outcomes: dict) -> bytes:
     """A toy report: every job's result, sorted, as JSON bytes."""
     return json.dumps({k: o.result for k, o in sorted(outcomes.items())}, sort_keys=True).encode()
