@@ -40,7 +40,7 @@ class PageSetup:
     kinds: Mapping[str, tuple[str, bool]]  # the trained vocabularies: name -> (algorithm, lowercased)
     heldout_every: int  # each n-th line of the text held out
     positions: int  # token positions per arm of the GPU recipe
-    plan: Sequence[str] = field(default=())  # the GPU plan's lines, shown while no downstream result exists
+    plan: Sequence[str] = field(default=())  # the GPU plan's lines, shown while some of it is not done
 
 
 def probe_chars(tokenizers: Sequence[str], heldout: Path) -> list[int]:
@@ -168,6 +168,12 @@ def downstream_details(d: dict) -> list[str]:
     lines.append("- The GPU ablation's jobs took " + ", ".join(f"{s / 60:.1f} minutes on {dev}" for dev, s in
                                                                sorted(by_device.items()))
                  + " (costs.json; the ablation's own report: gpu/ablation.md).")
+    if d.get("pieces"):
+        cards = sorted({p.get("device", "?") for p in d["pieces"]})
+        lines.append(f"- Pretraining seeds in these verdicts: {', '.join(map(str, d.get('pretrain_seeds', [])))}; from "
+                     f"{len(d['pieces'])} pieces run in short slots on {' and '.join(cards)} "
+                     f"({sum(p.get('wall_s', 0) for p in d['pieces']) / 60:.1f} minutes in all; downstream.json: "
+                     "each piece's device, wall time and arithmetic).")
     return lines + [""]
 
 
@@ -253,8 +259,7 @@ def publish(dest: Path, setup: PageSetup, text: dict, metrics: dict | None, prob
     lines += text_section(text, metrics, setup.heldout_every, setup.positions)
     lines += instrument_section(metrics, probe_result, found, list(vocabs), [k for k, v in setup.kinds.items() if v[1]])
     lines += prediction_section(found, downstream, len(vocabs))
-    if downstream is None:
-        lines += list(setup.plan)
+    lines += list(setup.plan)
     dest.mkdir(parents=True, exist_ok=True)
     for name, obj in (("text.json", text), ("intrinsic.json", metrics), ("probe.json", probe_result),
                       ("timings.json", timings or None)):

@@ -3,9 +3,16 @@ does the laptop's verdict predict the downstream one? This is the pretraining te
 the cheap instruments that each rank them, and the GPU ablation they are tested against.
 
     python -m benchmarks.experiments.ablation_gpu_fr              # the CPU side: rewrites docs/results/ablation-gpu-fr/
-    python -m benchmarks.experiments.ablation_gpu_fr --gpu --engine ray --gpus-per-job 0.25   # then the GPU side (resumable)
+    python -m benchmarks.experiments.ablation_gpu_fr --gpu --engine ray --gpus-per-job 0.25   # the GPU side on one GPU machine (resumable)
     python -m benchmarks.experiments.ablation_gpu_fr --plan       # the GPU side's estimated GPU-minutes
     python -m benchmarks.experiments.ablation_gpu_fr --dry-run    # every piece at toy size on a CPU (a few minutes)
+
+On short GPU slots (a bare machine, 10 minutes a command, only small files back; see
+benchmarks/README.md): ``--pieces`` lists the pieces, what is done and the device command of the
+next; ``--pack`` puts the text and vocabularies in .gpu/ beside ``../shared/gpu/pack.sh``'s;
+``--piece NAME --archive FILE`` runs one piece there and packs its job records (no weights);
+``--merge FILE...`` brings them home and, once every vocabulary has a pretraining seed with its
+floors, writes the downstream side of the page from the records alone.
 
 Phases, each kept in benchmarks/.data/ablation_gpu_fr/ (a rerun skips what is done):
 (1) text: E3C PAMJ clinical cases (a document a line), E3C drug leaflets cut into sentences and
@@ -28,6 +35,7 @@ import argparse
 import dataclasses
 import json
 import os
+import re
 import shlex
 import shutil
 import sys
@@ -39,7 +47,9 @@ from biotok.config import NormalizeConfig
 from biotok.errors import BiotokError
 from biotok_train import predict_report as R
 from biotok_train.ablate import estimate as E
-from biotok_train.ablate import run_ablation
+from biotok_train.ablate import leg_names, run_ablation
+from biotok_train.ablate import records as REC
+from biotok_train.ablate.run import job_status
 from biotok_train.config import AblationConfig, EngineConfig, FinetuneConfig, ProbeConfig
 from biotok_train.predict import intrinsic_metrics
 from biotok_train.probe import run_probe
@@ -47,7 +57,8 @@ from biotok_train.tasks import get_task
 
 WORK = Path(os.environ.get("BIOTOK_BENCH_CACHE", C.REPO / "benchmarks" / ".data"))
 PUBLISHED = C.REPO / "docs" / "results" / "ablation-gpu-fr"
-GPU_SUITE = C.GPU_SUITE_H200 / "ablation.json"  # the first GPU ablation: the plan's measured throughput
+# the first GPU ablation: the plan's measured throughput (the committed copy of ../shared/gpu's: it travels to a GPU machine)
+GPU_SUITE = C.REPO / "benchmarks" / "results" / "gpu" / C.GPU_SUITE_H200.name / "ablation.json"
 TITLE = "AliBERT's question on one GPU: French vocabularies pretrained from scratch, and does the laptop predict the answer?"
 HELDOUT_EVERY = 20  # ablate's split: the i-th line (from 1) is held out when i % 20 == 0
 VOCABS = {"Unigram_L-32k": ("unigram", True), "BPE-32k": ("bpe", False), "Unigram-32k": ("unigram", False)}
@@ -56,11 +67,15 @@ PROBE = {"steps": 400, "batch_size": 8, "seq_len": 128, "hidden": 128, "heads": 
 # exactly it: at 1 word, "douleurs abdominales" (a FrenchMedMCQA option) removed 94 clinical cases
 MIN_WORDS = 6
 PROBE_CHARS = (4_000_000, 400_000)  # the probe's training and held-out samples (probe-fr: 3.1 M and 0.34 M)
-# BERT-small from scratch, the same positions for every arm: 3 x the first GPU run's 24.6 M positions
-# (which already left the plateau by far), a few epochs of this text, one pretraining in one piece
-GPU = {"sizes": ("small",), "budget": 9000, "batch_size": 64, "seq_len": 128, "lr": 5e-4,
+# BERT-small from scratch, the same positions for every arm: 2 x the first GPU run's 24.6 M positions
+# (which already left the plateau by far), 2-2.6 epochs of this text. Not more: a GPU slot's machine keeps
+# nothing and its model cannot come back, so a pretraining and all its fine-tunes make one piece, which must
+# fit 8 minutes on an H100 at the GPU suite's throughput (--pieces: 7.6 at 6,000 steps, 9.4 at 9,000)
+GPU = {"sizes": ("small",), "budget": 6000, "batch_size": 64, "seq_len": 128, "lr": 5e-4,
        "pretrain_seeds": (0, 1, 2), "seeds": (0, 1, 2)}
 PACKED = 4  # fine-tunes sharing one GPU (the engine's --gpus-per-job 0.25)
+GPU_PACK = C.REPO / ".gpu"  # pack.sh's folder for a GPU machine (git-ignored); --pack adds ablation_gpu_fr[_dry]/
+PACK_CORPORA = "wmt-biomed-fr-en edsnlp-fr-terminology quaero-frenchmed morfitt-fr frenchmedmcqa"  # for pack.sh
 
 
 def build_text(work: Path, quick: bool) -> dict:
@@ -120,32 +135,185 @@ def gpu_config(work: Path, vocabs: dict[str, str], tasks: tuple[str, ...] | None
         finetune=FinetuneConfig(epochs=1, batch_size=4, max_length=64, max_steps=2, max_train_sentences=8))
 
 
-def gpu_side(work: Path, vocabs: dict[str, str], engine: EngineConfig, tasks: tuple[str, ...] | None) -> dict:
+def gpu_side(work: Path, vocabs: dict[str, str], engine: EngineConfig, tasks: tuple[str, ...] | None,
+             seeds: tuple[int, ...] | None = None) -> dict:
     """Run (or resume) the GPU ablation; its result with the comparisons of every pair of
     vocabularies (``ablate`` compares each arm with the first: the report is made again with each
-    first, only the analysis runs again, the recipe's order last, whose files stay) and its costs."""
+    first, only the analysis runs again, the recipe's order last, whose files stay) and its costs.
+    ``seeds``: over these pretraining seeds only (the pieces merged so far)."""
     cfg, seen = gpu_config(work, vocabs, tasks), {}
+    if seeds is not None:
+        cfg = dataclasses.replace(cfg, pretrain_seeds=seeds)
     for i in (*range(1, len(toks := cfg.tokenizers)), 0):
         report = run_ablation(dataclasses.replace(cfg, tokenizers=toks[i:] + toks[:i]), work / "gpu", engine=engine,
-                              progress=i == 0)
+                              progress=i == 0, force=seeds is not None)
         result = json.loads(report.json_path.read_text(encoding="utf-8"))
         for c in result["comparisons"]:
             seen.setdefault((c["size"], c["task"], c["metric"], frozenset((c["reference_arm"], c["candidate_arm"]))), c)
     costs = json.loads(report.json_path.with_name("costs.json").read_text(encoding="utf-8"))
-    return {**result, "comparisons": list(seen.values()), "costs": costs}
+    return {**result, "comparisons": list(seen.values()), "costs": costs, "pretrain_seeds": list(cfg.pretrain_seeds),
+            "pieces": REC.read_pieces(work / "gpu")}
+
+
+def piece_plan(cfg: AblationConfig, work: Path) -> list[E.Piece]:
+    """The GPU ablation ``cfg`` cut into pieces of one short slot each (:func:`~biotok_train.ablate.estimate.pieces`)."""
+    t = E.measured_throughput(GPU_SUITE)
+    rows = E.gpu_plan(cfg, E.task_sizes(cfg.tasks, str(C.CORPORA)), t["h100_positions_per_s"])
+    chars = json.loads((work / "text" / "text.json").read_text(encoding="utf-8"))["pretrain"]["chars"]
+    return E.pieces(cfg, leg_names(list(cfg.tokenizers)), rows, PACKED, chars)
+
+
+def piece_status(cfg: AblationConfig, work: Path) -> list[tuple[E.Piece, bool]]:
+    """Each piece and whether every job it names has a record in work/gpu (in the arithmetic of
+    the pieces merged there, or this machine's before any)."""
+    import fnmatch
+
+    done = job_status(cfg, work / "gpu", REC.recorded_precision(work / "gpu")) if (work / "gpu").is_dir() else {}
+    return [(p, bool(done) and all(ok for key, ok in done.items() if any(fnmatch.fnmatchcase(key, x) for x in p.patterns)))
+            for p in piece_plan(cfg, work)]
+
+
+def device_command(piece: E.Piece, tasks: tuple[str, ...] | None = None) -> str:
+    """The command that runs ``piece`` on the GPU machine (``.gpu`` carried), its records into $OUT
+    (``tasks``: the dry run's). The engine is the process pool: Ray's wheel (79 MB) cannot travel."""
+    archive = "piece-" + piece.name.replace("/", "_") + ".tar.xz"
+    return ("bash .gpu/run.sh python -m benchmarks.experiments.ablation_gpu_fr "
+            + (f"--dry-run --tasks {','.join(tasks)} " if tasks else "")
+            + f"--piece {piece.name} --archive \"$OUT/{archive}\" --engine processes --gpus-per-job {1 / PACKED:g}")
+
+
+def pieces_table(status: list[tuple[E.Piece, bool]], tasks: tuple[str, ...] | None = None) -> list[str]:
+    """The pieces, what each holds, its estimated minutes and whether it is done; the next one's command."""
+    lines = ["| piece | jobs | H100-minutes (estimated) | done |", "|---|---|---:|---|"]
+    lines += [f"| {p.name} | {p.what} | {p.minutes:.1f} | {'yes' if ok else 'no'} |" for p, ok in status]
+    todo = [p for p, ok in status if not ok]
+    lines += ["", f"{len(status) - len(todo)} of {len(status)} pieces done, {sum(p.minutes for p in todo):.0f} estimated "
+              "H100-minutes left."]
+    if todo:
+        lines += ["Next, on the GPU machine with .gpu carried (after `--pack` here), then `--merge` its archive here:",
+                  "", "    " + device_command(todo[0], tasks)]
+    return lines
+
+
+def pack(work: Path, vocabs: dict[str, str], dest: Path | None = None) -> Path:
+    """``dest``: the pretraining text (xz) with its sha256, its text.json and the biotok vocabularies,
+    for a GPU machine that receives only the checkout (next to pack.sh's wheels and task data)."""
+    import hashlib
+    import lzma
+
+    dest = dest or GPU_PACK / work.name
+    if not (dest.parent / "run.sh").is_file():
+        raise BiotokError(f"no {dest.parent / 'run.sh'}: run PACK_CORPORA='{PACK_CORPORA}' bash ../shared/gpu/pack.sh "
+                          "from the checkout's root first (it empties .gpu/), then --pack")
+    missing = [c for c in PACK_CORPORA.split() if not (dest.parent / "data" / "corpora" / c).is_dir()]
+    if missing:
+        raise BiotokError(f".gpu/data/corpora lacks {', '.join(missing)}: run PACK_CORPORA='{PACK_CORPORA}' "
+                          "bash ../shared/gpu/pack.sh, then --pack")
+    text = work / "text" / "text.txt"
+    if dest.is_dir():
+        shutil.rmtree(dest)
+    (dest / "tokenizers").mkdir(parents=True)
+    sha = hashlib.sha256()
+    with open(text, "rb") as f, lzma.open(dest / "text.txt.xz.tmp", "wb", preset=6) as z:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            sha.update(block)
+            z.write(block)
+    (dest / "text.txt.xz.tmp").rename(dest / "text.txt.xz")
+    shutil.copyfile(work / "text" / "text.json", dest / "text.json")
+    (dest / "text.sha256").write_text(sha.hexdigest() + "\n", encoding="utf-8")
+    for name in VOCABS:
+        shutil.copytree(vocabs[name], dest / "tokenizers" / name)
+    return dest
+
+
+def unpack(work: Path, src: Path | None = None) -> None:
+    """On the GPU machine: work/text (text.txt checked against its sha256) and work/tokenizers from
+    ``src`` (--pack's), unless already there."""
+    import hashlib
+    import lzma
+
+    src, text = src or GPU_PACK / work.name, work / "text" / "text.txt"
+    if not text.is_file():
+        if not (src / "text.txt.xz").is_file():
+            raise BiotokError(f"neither {text} nor {src / 'text.txt.xz'}: run --pack where the CPU side ran, and "
+                              "carry .gpu")
+        text.parent.mkdir(parents=True, exist_ok=True)
+        with lzma.open(src / "text.txt.xz", "rb") as z, open(text.with_suffix(".tmp"), "wb") as f:
+            shutil.copyfileobj(z, f, 1 << 20)
+        want = (src / "text.sha256").read_text(encoding="utf-8").split()[0]
+        got = hashlib.sha256(text.with_suffix(".tmp").read_bytes()).hexdigest()
+        if got != want:
+            raise BiotokError(f"{src / 'text.txt.xz'} does not give the text --pack read (sha256 {got[:12]}, not "
+                              f"{want[:12]}): run --pack again")
+        text.with_suffix(".tmp").rename(text)
+        shutil.copyfile(src / "text.json", work / "text" / "text.json")
+    for name in VOCABS:
+        if not (work / "tokenizers" / name / "tokenizer.json").is_file() and (src / "tokenizers" / name).is_dir():
+            shutil.copytree(src / "tokenizers" / name, work / "tokenizers" / name, dirs_exist_ok=True)
+
+
+def run_piece(work: Path, name: str, archive: Path, engine: EngineConfig, tasks: tuple[str, ...] | None) -> dict:
+    """One piece of the GPU ablation in work/gpu, then its records into ``archive`` (the manifest says
+    which piece, on what device, in what arithmetic, and how long it took)."""
+    import time
+
+    unpack(work)
+    vocabs = vocabularies(work, tasks is not None, train=False)
+    cfg = gpu_config(work, vocabs, tasks)
+    by_name = {p.name: p for p in piece_plan(cfg, work)}
+    if name not in by_name:
+        raise BiotokError(f"no piece {name!r} (the pieces: {', '.join(by_name)})")
+    piece, start = by_name[name], time.perf_counter()
+    run_ablation(cfg, work / "gpu", engine=dataclasses.replace(engine, only=piece.patterns))
+    return REC.export_records(work / "gpu", archive, {
+        "piece": name, "patterns": list(piece.patterns), "device": _device(),
+        "wall_s": round(time.perf_counter() - start, 1), "estimated_h100_minutes": round(piece.minutes, 2)})
+
+
+def _device() -> str:
+    import torch  # lazy: the device in words
+
+    return torch.cuda.get_device_name(0) if torch.cuda.is_available() else "cpu"
+
+
+def merge(work: Path, archives: list[str], vocabs: dict[str, str], tasks: tuple[str, ...] | None) -> dict | None:
+    """The pieces' records into work/gpu; then, with every piece of some pretraining seeds done
+    (the floors included), the GPU ablation's report over those seeds from the records alone."""
+    for a in archives:
+        m = REC.import_records(a, work / "gpu")
+        print(f"ablation_gpu_fr: merged piece {m.get('piece')} ({m.get('records')} records, {m.get('device')}, "
+              f"{m.get('precision')})", file=sys.stderr)
+    cfg = gpu_config(work, vocabs, tasks)
+    status = piece_status(cfg, work)
+    print("\n".join(pieces_table(status, tasks)))
+    seeds = tuple(s for s in cfg.pretrain_seeds  # every piece that names seed s is done
+                  if all(ok for p, ok in status if any(re.search(rf"/p{s}(/|$)", x) for x in p.patterns)))
+    if not seeds:
+        return None
+    return gpu_side(work, vocabs, EngineConfig(precision=REC.recorded_precision(work / "gpu")), tasks, seeds)
 
 
 def plan_section(work: Path, vocabs: dict[str, str]) -> list[str]:
-    """The GPU recipe's estimated GPU-minutes on one H100 from the GPU suite's measured throughput."""
+    """The GPU recipe's estimated GPU-minutes on one H100 from the GPU suite's measured throughput,
+    and its pieces (one short GPU slot each) with what is done."""
     cfg, t = gpu_config(work, vocabs), E.measured_throughput(GPU_SUITE)
     rows = E.gpu_plan(cfg, E.task_sizes(cfg.tasks, str(C.CORPORA)), t["h100_positions_per_s"])
-    return R.plan_section(cfg, t, rows, PACKED)
+    return R.plan_section(cfg, t, rows, PACKED) + [
+        "### In pieces of one short GPU slot", "",
+        "A slot's machine keeps nothing and sends back only small files, so each pretraining goes with its "
+        "fine-tunes in one piece, and its job records (no weights) come home in an archive. Each piece also "
+        f"tokenizes the pretraining text (at {E.PREPARE_CHARS_PER_S:,.0f} characters/s, an assumption) and runs its "
+        f"fine-tunes {PACKED} to the GPU. `--pieces` prints this table; `--pack` (after "
+        f"`PACK_CORPORA='{PACK_CORPORA}' bash ../shared/gpu/pack.sh`) fills .gpu/ for the GPU machine; "
+        "`--merge FILE...` brings archives home.", "", *pieces_table(piece_status(cfg, work)), ""]
 
 
 def publish(dest: Path, command: str, text: dict, metrics: dict | None, probe_result: dict | None,
             vocabs: dict[str, str], work: Path, downstream: dict | None = None) -> None:
-    """The page (:func:`biotok_train.predict_report.publish`), the GPU plan while no downstream result exists."""
-    plan = plan_section(work, vocabs) if downstream is None and GPU_SUITE.is_file() else ()
+    """The page (:func:`biotok_train.predict_report.publish`), the GPU plan and its pieces while some
+    pretraining seed has no downstream result."""
+    partial = downstream is None or len(downstream.get("pretrain_seeds", GPU["pretrain_seeds"])) < len(GPU["pretrain_seeds"])
+    plan = plan_section(work, vocabs) if partial and GPU_SUITE.is_file() else ()
     setup = R.PageSetup(TITLE, command, "benchmarks/.data/ablation_gpu_fr/", VOCABS, HELDOUT_EVERY,
                         GPU["budget"] * GPU["batch_size"] * GPU["seq_len"], plan)
     R.publish(dest, setup, text, metrics, probe_result, vocabs, work, downstream)
@@ -181,13 +349,24 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--gpu", action="store_true", help="also run (or resume) the GPU ablation, then the prediction test")
     ap.add_argument("--publish", action="store_true", help="only write the page from the phases already finished")
     ap.add_argument("--plan", action="store_true", help="only print the GPU recipe's estimated GPU-minutes")
+    ap.add_argument("--pieces", action="store_true",
+                    help="list the GPU side's pieces (one short GPU slot each), which are done, and the next one's command")
+    ap.add_argument("--pack", action="store_true",
+                    help="put the text and the vocabularies in .gpu/ablation_gpu_fr/ for a GPU machine (after pack.sh)")
+    ap.add_argument("--piece", metavar="NAME", help="on the GPU machine: run this piece only (see --pieces)")
+    ap.add_argument("--archive", metavar="FILE", type=Path, help="with --piece: where its job records go (.tar.xz)")
+    ap.add_argument("--merge", metavar="FILE", nargs="+", type=Path,
+                    help="bring pieces' archives home; with every piece of a pretraining seed done, write the page")
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2], help="probe seeds, run one after the other")
     ap.add_argument("--tasks", default=",".join(C.FRENCH_TASKS), help="with --dry-run: the tasks to fine-tune")
-    ap.add_argument("--engine", default="local", choices=("local", "ray"))
+    ap.add_argument("--engine", default="local", choices=("local", "ray", "processes"),
+                    help="who runs the GPU side's jobs (biotok-train ablate --engine); processes where Ray is missing")
     ap.add_argument("--workers", type=int, default=0)
-    ap.add_argument("--gpus-per-job", type=float, default=0.0, help="with --engine ray: e.g. 0.25, four fine-tunes a GPU")
+    ap.add_argument("--gpus-per-job", type=float, default=0.0,
+                    help="with --engine ray or processes: e.g. 0.25, four fine-tunes a GPU")
     a = ap.parse_args(argv)
-    C.require_data()
+    if a.piece is None:  # a piece runs on a GPU machine with .gpu/data (pack.sh's), not the whole shared data
+        C.require_data()
     work = WORK / ("ablation_gpu_fr_dry" if a.dry_run else "ablation_gpu_fr")
     dest = work / "page" if a.dry_run else PUBLISHED
     args = [x for x in (argv if argv is not None else sys.argv[1:]) if x != "--publish"]  # the page: what makes it
@@ -198,7 +377,29 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         for t in a.tasks.split(","):  # a task it cannot use is refused before any work
             get_task(t)
-        run(work, dest, command, a, EngineConfig(a.engine, a.workers, a.gpus_per_job))
+        engine, tasks = EngineConfig(a.engine, a.workers, a.gpus_per_job), tuple(a.tasks.split(",")) if a.dry_run else None
+        if a.piece is not None:
+            if a.archive is None:
+                raise BiotokError("--piece needs --archive FILE (where its records go)")
+            m = run_piece(work, a.piece, a.archive, engine, tasks)
+            print(f"ablation_gpu_fr: piece {m['piece']}: {m['records']} records in {m['wall_s']:.0f} s on {m['device']} "
+                  f"-> {a.archive}", file=sys.stderr)
+            return 0
+        if a.pieces or a.pack or a.merge:
+            vocabs = vocabularies(work, a.dry_run, train=False)
+            if a.pack:
+                print(f"ablation_gpu_fr: {pack(work, vocabs)}", file=sys.stderr)
+            if a.merge:
+                downstream = merge(work, [str(x) for x in a.merge], vocabs, tasks)
+                if downstream is not None:
+                    (work / "downstream.json").write_text(json.dumps(downstream, indent=1) + "\n", encoding="utf-8")
+                    a.publish = True
+                    run(work, dest, "python -m benchmarks.experiments.ablation_gpu_fr" + (" --dry-run" if a.dry_run else "")
+                        + " --merge piece-*.tar.xz   # the pieces' archives (--pieces lists them)", a, engine)
+                return 0
+            print("\n".join(pieces_table(piece_status(gpu_config(work, vocabs, tasks), work), tasks)))
+            return 0
+        run(work, dest, command, a, engine)
     except BiotokError as e:
         print(f"ablation_gpu_fr: error: {e}", file=sys.stderr)
         return 2

@@ -5,6 +5,7 @@ GPU plan: tests/biotok_train/ablate/test_estimate.py)."""
 from __future__ import annotations
 
 import json
+import shutil
 
 import pytest
 
@@ -118,9 +119,10 @@ def test_readme_with_the_downstream_result(tmp_path, tiny_unigram, tiny_wordpiec
     assert "- The GPU ablation's jobs took 6.0 minutes on cuda (costs.json" in readme
 
 
-def test_dry_run_runs_every_piece_end_to_end(shared_data, tmp_path, monkeypatch):
+def test_dry_run_runs_every_piece_end_to_end(shared_data, tmp_path, monkeypatch, capsys):
     """--dry-run: the text, toy vocabularies, the probe, the intrinsic metrics, the GPU ablation over
-    ablate at toy size on the CPU (one task here), every pair compared, and the page with the verdicts."""
+    ablate at toy size on the CPU (one task here), every pair compared, and the page with the verdicts;
+    then the same GPU side in pieces (below)."""
     monkeypatch.setattr(A, "WORK", tmp_path)
     assert A.main(["--dry-run", "--tasks", "e3c"]) == 0
     work = tmp_path / "ablation_gpu_fr_dry"
@@ -132,6 +134,61 @@ def test_dry_run_runs_every_piece_end_to_end(shared_data, tmp_path, monkeypatch)
     assert "minutes on cpu (costs.json" in readme and (work / "page" / "gpu" / "ablation.json").is_file()
     assert A.main(["--dry-run", "--tasks", "e3c", "--publish"]) == 0  # the page again from the records alone
     assert (work / "page" / "README.md").read_text(encoding="utf-8") == readme  # it names the command that made it
+    _in_pieces(tmp_path, work, down, monkeypatch, capsys)
+
+
+def _in_pieces(tmp_path, work, down, monkeypatch, capsys):
+    """The same GPU side as short GPU slots run it: --pack beside pack.sh's .gpu/, a piece on a bare
+    machine (only .gpu and the checkout), its records home in an archive (--merge); the report waits
+    for every piece of a pretraining seed, then gives the verdicts of the run in one go."""
+    from biotok_train.ablate.records import export_records
+
+    gpu = tmp_path / ".gpu"
+    monkeypatch.setattr(A, "GPU_PACK", gpu)
+    assert A.main(["--dry-run", "--tasks", "e3c", "--pack"]) == 2  # pack.sh first
+    assert "run PACK_CORPORA=" in capsys.readouterr().err
+    (gpu / "run.sh").parent.mkdir()
+    (gpu / "run.sh").write_text("# pack.sh's\n", encoding="utf-8")
+    for corpus in A.PACK_CORPORA.split():
+        (gpu / "data" / "corpora" / corpus).mkdir(parents=True)
+    assert A.main(["--dry-run", "--tasks", "e3c", "--pack"]) == 0
+    out = capsys.readouterr().out
+    assert "| Unigram_L-32k/p0 | prepare, pretrain seed 0, evaluate, 1 tasks x 1 seeds |" in out
+    assert "| BPE-32k/floor/p0 | prepare, random-init floors of pretraining seed 0, 1 tasks x 1 seeds |" in out
+    assert "8 of 8 pieces done, 0 estimated H100-minutes left." in out
+
+    monkeypatch.setattr(A, "WORK", tmp_path / "device")  # a bare machine: only what --pack put in .gpu
+    archive = tmp_path / "piece-BPE-32k_p0.tar.xz"
+    assert A.main(["--dry-run", "--tasks", "e3c", "--piece", "BPE-32k/p0", "--archive", str(archive)]) == 0
+    device = tmp_path / "device" / "ablation_gpu_fr_dry"
+    assert (device / "text" / "text.txt").read_bytes() == (work / "text" / "text.txt").read_bytes()
+    made = sorted(p.relative_to(device / "gpu" / "jobs") for p in (device / "gpu" / "jobs").rglob("*.json")
+                  if not p.name.endswith(".cost.json"))
+    assert [str(p) for p in made] == ["evaluate/tiny/BPE-32k/p0.json", "finetune/tiny/BPE-32k/p0/e3c/f0.json",
+                                      "prepare/BPE-32k.json", "pretrain/tiny/BPE-32k/p0.json"]
+    for rel in made:  # the same content keys as at home: the records can stand in for the home's
+        assert json.loads((device / "gpu" / "jobs" / rel).read_text(encoding="utf-8"))["inputs"] == \
+            json.loads((work / "gpu" / "jobs" / rel).read_text(encoding="utf-8"))["inputs"]
+    assert A.main(["--dry-run", "--tasks", "e3c", "--piece", "nope/p0", "--archive", str(archive)]) == 2
+    assert "no piece 'nope/p0' (the pieces: camemberta-base/p0," in capsys.readouterr().err
+
+    monkeypatch.setattr(A, "WORK", tmp_path)
+    everything = tmp_path / "all.tar.xz"  # every record the one-go run made, as if from the other pieces
+    export_records(work / "gpu", everything, {"piece": "the rest", "device": "cpu"})
+    shutil.rmtree(work / "gpu")
+    (work / "downstream.json").unlink()
+    assert A.main(["--dry-run", "--tasks", "e3c", "--merge", str(archive)]) == 0
+    out = capsys.readouterr().out
+    assert "1 of 8 pieces done" in out and not (work / "downstream.json").exists()
+    assert "--dry-run --tasks e3c --piece camemberta-base/p0 --archive" in out  # the next piece's command
+    assert A.main(["--dry-run", "--tasks", "e3c", "--merge", str(everything)]) == 0
+    merged = json.loads((work / "downstream.json").read_text(encoding="utf-8"))
+    assert merged["comparisons"] == down["comparisons"] and merged["floors"] == down["floors"]
+    assert merged["pretrain_seeds"] == [0] and [p["piece"] for p in merged["pieces"]] == ["BPE-32k/p0", "the rest"]
+    page = (work / "page" / "README.md").read_text(encoding="utf-8")
+    assert "--merge piece-*.tar.xz" in page and "- Pretraining seeds in these verdicts: 0; from 2 pieces run" in page
+    assert A.main(["--dry-run", "--tasks", "e3c", "--merge", str(tmp_path / "missing.tar.xz")]) == 2
+    assert "missing.tar.xz is not an archive of ablation records (not found)" in capsys.readouterr().err
 
 
 def test_a_task_it_cannot_use_is_refused_before_any_work(shared_data, tmp_path, monkeypatch, capsys):
