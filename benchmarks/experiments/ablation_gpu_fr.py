@@ -298,7 +298,14 @@ def plan_section(work: Path, vocabs: dict[str, str]) -> list[str]:
     and its pieces (one short GPU slot each) with what is done."""
     cfg, t = gpu_config(work, vocabs), E.measured_throughput(GPU_SUITE)
     rows = E.gpu_plan(cfg, E.task_sizes(cfg.tasks, str(C.CORPORA)), t["h100_positions_per_s"])
+    legs = json.loads(GPU_SUITE.read_text(encoding="utf-8"))["steps"]["ablation"]["legs"]
+    first = sum(leg["tokens_seen"] for leg in legs) / len(legs)
+    arm = max(p.minutes for p in piece_plan(cfg, work) if "/floor/" not in p.name)
     return R.plan_section(cfg, t, rows, PACKED) + [
+        f"Why this budget: {cfg.tokens_per_arm / first:.1f} x the positions per arm of the first GPU run "
+        f"({first:,.0f}; its arms left the unigram plateau by far, `{t['source']}`), and a pretraining with its "
+        f"{len(cfg.tasks) * len(cfg.seeds)} fine-tunes must make one piece of at most {E.PIECE_MINUTES:g} minutes "
+        f"(below: {arm:.1f}).", "",
         "### In pieces of one short GPU slot", "",
         "A slot's machine keeps nothing and sends back only small files, so each pretraining goes with its "
         "fine-tunes in one piece, and its job records (no weights) come home in an archive. Each piece also "
