@@ -157,6 +157,9 @@ def gpu_side(work: Path, vocabs: dict[str, str], engine: EngineConfig, tasks: tu
 
 def piece_plan(cfg: AblationConfig, work: Path) -> list[E.Piece]:
     """The GPU ablation ``cfg`` cut into pieces of one short slot each (:func:`~biotok_train.ablate.estimate.pieces`)."""
+    if not (work / "text" / "text.json").is_file():
+        raise BiotokError(f"no pretraining text in {work / 'text'}: run the CPU side first (python -m "
+                          "benchmarks.experiments.ablation_gpu_fr), or --pack it for a GPU machine")
     t = E.measured_throughput(GPU_SUITE)
     rows = E.gpu_plan(cfg, E.task_sizes(cfg.tasks, str(C.CORPORA)), t["h100_positions_per_s"])
     chars = json.loads((work / "text" / "text.json").read_text(encoding="utf-8"))["pretrain"]["chars"]
@@ -210,6 +213,10 @@ def pack(work: Path, vocabs: dict[str, str], dest: Path | None = None) -> Path:
         raise BiotokError(f".gpu/data/corpora lacks {', '.join(missing)}: run PACK_CORPORA='{PACK_CORPORA}' "
                           "bash ../shared/gpu/pack.sh, then --pack")
     text = work / "text" / "text.txt"
+    missing = [str(p) for p in (text, *(Path(vocabs[n]) / "tokenizer.json" for n in VOCABS)) if not p.is_file()]
+    if missing:
+        raise BiotokError(f"{missing[0]} is missing: run the CPU side first (python -m "
+                          "benchmarks.experiments.ablation_gpu_fr)")
     if dest.is_dir():
         shutil.rmtree(dest)
     (dest / "tokenizers").mkdir(parents=True)
@@ -407,7 +414,7 @@ def main(argv: list[str] | None = None) -> int:
             print("\n".join(pieces_table(piece_status(gpu_config(work, vocabs, tasks), work), tasks)))
             return 0
         run(work, dest, command, a, engine)
-    except BiotokError as e:
+    except (BiotokError, OSError) as e:  # a bad input, a full or read-only disk: one line
         print(f"ablation_gpu_fr: error: {e}", file=sys.stderr)
         return 2
     print(f"ablation_gpu_fr: {dest / 'README.md'}", file=sys.stderr)

@@ -147,6 +147,10 @@ def _in_pieces(tmp_path, work, down, monkeypatch, capsys):
     monkeypatch.setattr(A, "GPU_PACK", gpu)
     assert A.main(["--dry-run", "--tasks", "e3c", "--pack"]) == 2  # pack.sh first
     assert "run PACK_CORPORA=" in capsys.readouterr().err
+    monkeypatch.setattr(A, "WORK", tmp_path / "nothing")
+    assert A.main(["--dry-run", "--tasks", "e3c", "--pieces"]) == 2  # before the CPU side: one line
+    assert "error: no pretraining text in" in capsys.readouterr().err
+    monkeypatch.setattr(A, "WORK", tmp_path)
     (gpu / "run.sh").parent.mkdir()
     (gpu / "run.sh").write_text("# pack.sh's\n", encoding="utf-8")
     for corpus in A.PACK_CORPORA.split():
