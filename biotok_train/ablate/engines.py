@@ -3,7 +3,7 @@
 :func:`run_processes` (the standard library's process pool on this machine: for a machine
 without Ray, such as a bare GPU machine whose 64 MiB of luggage cannot hold Ray's 79 MB wheel).
 
-Both take the same jobs and content keys, skip the jobs already done, run the others with
+Each takes the same jobs and content keys, skip the jobs already done, run the others with
 :func:`biotok_train.ablate.graph.execute` (which writes each record) and return every job's
 :class:`~biotok_train.ablate.graph.Outcome`: a failed job is one line, the jobs that need it are
 skipped, the others go on. The records are the same whichever engine wrote them.
@@ -151,7 +151,7 @@ def run_processes(jobs: Sequence[Job], keys: Mapping[str, str], env: Any, engine
         with cf.ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn"), initializer=set_threads,
                                     initargs=(1,)) as pool:
             while todo or running:
-                busy = sum(ask[j.key] for j in running.values())
+                busy, before = sum(ask[j.key] for j in running.values()), len(todo)
                 for job in list(todo):
                     if any(n not in outcomes for n in job.needs) or len(running) >= workers:
                         continue
@@ -167,6 +167,8 @@ def run_processes(jobs: Sequence[Job], keys: Mapping[str, str], env: Any, engine
                     if job.key in outcomes:
                         _say(outcomes[job.key])
                 if not running:
+                    if todo and len(todo) == before:  # nothing runs and nothing can start: a need never planned
+                        raise ConfigError(f"job {todo[0].key} needs a job that is neither planned nor done")
                     continue
                 finished, _ = cf.wait(running, return_when=cf.FIRST_COMPLETED)
                 broken = False

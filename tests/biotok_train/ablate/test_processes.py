@@ -61,3 +61,12 @@ def test_more_gpus_than_the_machine_has_is_refused(tmp_path):
     with pytest.raises(ConfigError, match=r"--gpus-per-job 2: this machine has 1 GPU\(s\)"):
         run_processes(jobs, content_keys(jobs), T.ToyEnv(str(tmp_path)),
                       EngineConfig(engine="processes", gpus_per_job=2), gpus=1)
+
+
+def test_a_need_that_is_neither_planned_nor_done_is_refused(tmp_path):
+    from biotok.errors import ConfigError
+
+    jobs = [Job("a", T.add, ("a",)), Job("b", T.add, ("b",), ("ghost",))]
+    keys = {"a": "1", "b": "2"}
+    with pytest.raises(ConfigError, match="job b needs a job that is neither planned nor done"):
+        run_processes(jobs, keys, T.ToyEnv(str(tmp_path)), POOL)
