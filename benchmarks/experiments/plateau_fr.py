@@ -81,8 +81,6 @@ def main(argv: list[str] | None = None) -> int:
         engine = EngineConfig("ray", a.workers) if a.workers > 1 else EngineConfig()
         report = run_ablation(cfg, work / "run", progress=False, engine=engine, force=True)
         dest = work / "plateau-published" if a.quick else PUBLISHED
-        for stale in ("plateau.json", "plateau.png"):  # the files of the script before it was a recipe
-            (dest / stale).unlink(missing_ok=True)
         publish(report, dest, title=TITLE, intro=intro(report),
                 command=" ".join(["python -m benchmarks.experiments.plateau_fr", *(sys.argv[1:] if argv is None else argv)]))
     except BiotokError as e:

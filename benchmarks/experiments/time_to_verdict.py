@@ -7,7 +7,8 @@ ablation-cpu-BUDGET) publishes ``costs.json``, the one cost format (``biotok-cos
 job's CPU and wall seconds, totals and CPU seconds per arm). Results published before it are read
 from their older files until regenerated: table9's ``ablation.json`` "costs", an ablation's
 ``timings.json`` (wall seconds). Also ``probe-fr/{fair,raw}/timings.json`` (CPU seconds of each
-probe run) and ``plateau-fr/plateau.json`` (CPU seconds of each chunk of training). A folder
+probe run) and ``plateau-fr/plateau.json`` (CPU seconds of each chunk of training: before
+plateau_fr was a recipe over ablate; it now writes costs.json). A folder
 that is not there yet is left out of the table.
 """
 
@@ -86,7 +87,10 @@ def ablation_row(results: Path, slug: str) -> dict | None:
 
 
 def plateau_row(results: Path) -> dict | None:
-    p = _read(results / "plateau-fr" / "plateau.json")
+    new = costs_row(results, "plateau-fr")  # the recipe over ablate
+    if new:
+        return new
+    p = _read(results / "plateau-fr" / "plateau.json")  # the script before it
     if not p:
         return None
     per = {name: sum(pt["train_cpu_s"] for pt in pts) for name, pts in p["vocabularies"].items()}

@@ -43,8 +43,12 @@ def test_an_ablations_costs_json_is_read_first(tmp_path):
         "by_arm": {"continual.m": {"pretrain": 1200.0}, "general.m": {"finetune": 600.0}},
         "jobs": {"pretrain/as-base/continual.m/p0": {"cpu_s": 1200.0, "wall_s": 1300.0, "device": "cpu"},
                  "finetune/as-base/general.m/p0/e3c/f0": {"cpu_s": 600.0, "wall_s": 700.0, "device": "cpu"}}})
+    _write(res / "plateau-fr" / "plateau.json", {"max_steps": 4000, "every": 2000, "vocabularies": {"a": []}})
+    _write(res / "plateau-fr" / "costs.json", {"format": "biotok-costs/1", "total_cpu_s": 600.0, "by_arm": {
+        "a": {"pretrain": 480.0, "evaluate": 120.0}}, "jobs": {"pretrain/tiny/a/p0": {"cpu_s": 480.0}}})
     t = V.table(res)
     assert "| [minilm-fr-cpu](../docs/results/minilm-fr-cpu/) | 30 | CPU | 2 jobs; per arm: continual.m 20, general.m 10 |" in t
+    assert "| [plateau-fr](../docs/results/plateau-fr/) | 10 | CPU | 1 jobs; per arm: a 10 |" in t
 
 
 def test_rewrite_replaces_only_the_table(tmp_path):
