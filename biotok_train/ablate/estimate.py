@@ -20,8 +20,9 @@ from biotok_train.tasks import load
 H100_OVER_H200 = 3.35 / 4.8  # memory bandwidth (TB/s): same bf16 peak, so a conservative slow-down
 JOB_OVERHEAD_S = 20.0  # start-up of one job (model load, data, first steps), an assumption
 PIECE_MINUTES = 8.0  # the longest job a short GPU slot should hold
-# a vocabulary's preparation (its pretraining text tokenized, one thread): ablation_cpu's prepare jobs took about 3 s
-# for 3.2 M characters on the 2-core CPU of the CPU runs (benchmarks/.data/ablation_cpu-16000/run/jobs/prepare/*.cost.json)
+# a vocabulary's preparation (its pretraining text tokenized, one thread): on the 2-core CPU of the CPU runs,
+# ablation_cpu's prepare jobs did 3.2 M characters in about 3 s, and prepare() on 5 MB of ablation_gpu_fr's text
+# 1.2 (Unigram_L-32k) to 1.6 (CamemBERTa's) M per CPU-second; rounded down for the held-out part it also scores
 PREPARE_CHARS_PER_S = 1.0e6
 
 
