@@ -35,7 +35,6 @@ import argparse
 import dataclasses
 import json
 import os
-import re
 import shlex
 import shutil
 import sys
@@ -48,8 +47,8 @@ from biotok.errors import BiotokError
 from biotok_train import predict_report as R
 from biotok_train.ablate import estimate as E
 from biotok_train.ablate import leg_names, run_ablation
+from biotok_train.ablate import pieces as P
 from biotok_train.ablate import records as REC
-from biotok_train.ablate.run import job_status
 from biotok_train.config import AblationConfig, EngineConfig, FinetuneConfig, ProbeConfig
 from biotok_train.predict import intrinsic_metrics
 from biotok_train.probe import run_probe
@@ -166,16 +165,6 @@ def piece_plan(cfg: AblationConfig, work: Path) -> list[E.Piece]:
     return E.pieces(cfg, leg_names(list(cfg.tokenizers)), rows, PACKED, chars)
 
 
-def piece_status(cfg: AblationConfig, work: Path) -> list[tuple[E.Piece, bool]]:
-    """Each piece and whether every job it names has a record in work/gpu (in the arithmetic of
-    the pieces merged there, or this machine's before any)."""
-    import fnmatch
-
-    done = job_status(cfg, work / "gpu", REC.recorded_precision(work / "gpu")) if (work / "gpu").is_dir() else {}
-    return [(p, bool(done) and all(ok for key, ok in done.items() if any(fnmatch.fnmatchcase(key, x) for x in p.patterns)))
-            for p in piece_plan(cfg, work)]
-
-
 def device_command(piece: E.Piece, tasks: tuple[str, ...] | None = None) -> str:
     """The command that runs ``piece`` on the GPU machine (``.gpu`` carried), its records into $OUT
     (``tasks``: the dry run's). The engine is the process pool: Ray's wheel (79 MB) cannot travel."""
@@ -185,25 +174,17 @@ def device_command(piece: E.Piece, tasks: tuple[str, ...] | None = None) -> str:
             + f"--piece {piece.name} --archive \"$OUT/{archive}\" --engine processes --gpus-per-job {1 / PACKED:g}")
 
 
-def pieces_table(status: list[tuple[E.Piece, bool]], tasks: tuple[str, ...] | None = None) -> list[str]:
-    """The pieces, what each holds, its estimated minutes and whether it is done; the next one's command."""
-    lines = ["| piece | jobs | H100-minutes (estimated) | done |", "|---|---|---:|---|"]
-    lines += [f"| {p.name} | {p.what} | {p.minutes:.1f} | {'yes' if ok else 'no'} |" for p, ok in status]
-    todo = [p for p, ok in status if not ok]
-    lines += ["", f"{len(status) - len(todo)} of {len(status)} pieces done, {sum(p.minutes for p in todo):.0f} estimated "
-              "H100-minutes left."]
-    if todo:
-        lines += ["Next, on the GPU machine with .gpu carried (after `--pack` here), then `--merge` its archive here:",
-                  "", "    " + device_command(todo[0], tasks)]
-    return lines
+def pieces_table(work: Path, cfg: AblationConfig, tasks: tuple[str, ...] | None = None) -> list[str]:
+    """The pieces with what is done (:mod:`biotok_train.ablate.pieces`), and the next one's command."""
+    state = P.status(cfg, work / "gpu", piece_plan(cfg, work))
+    todo = [p for p, ok in state if not ok]
+    return P.table(state) + (["Next, on the GPU machine with .gpu carried (after `--pack` here), then `--merge` its "
+                              "archive here:", "", "    " + device_command(todo[0], tasks)] if todo else [])
 
 
 def pack(work: Path, vocabs: dict[str, str], dest: Path | None = None) -> Path:
     """``dest``: the pretraining text (xz) with its sha256, its text.json and the biotok vocabularies,
     for a GPU machine that receives only the checkout (next to pack.sh's wheels and task data)."""
-    import hashlib
-    import lzma
-
     dest = dest or GPU_PACK / work.name
     if not (dest.parent / "run.sh").is_file():
         raise BiotokError(f"no {dest.parent / 'run.sh'}: run PACK_CORPORA='{PACK_CORPORA}' bash ../shared/gpu/pack.sh "
@@ -220,14 +201,8 @@ def pack(work: Path, vocabs: dict[str, str], dest: Path | None = None) -> Path:
     if dest.is_dir():
         shutil.rmtree(dest)
     (dest / "tokenizers").mkdir(parents=True)
-    sha = hashlib.sha256()
-    with open(text, "rb") as f, lzma.open(dest / "text.txt.xz.tmp", "wb", preset=6) as z:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            sha.update(block)
-            z.write(block)
-    (dest / "text.txt.xz.tmp").rename(dest / "text.txt.xz")
+    (dest / "text.sha256").write_text(REC.pack_file(text, dest / "text.txt.xz") + "\n", encoding="utf-8")
     shutil.copyfile(work / "text" / "text.json", dest / "text.json")
-    (dest / "text.sha256").write_text(sha.hexdigest() + "\n", encoding="utf-8")
     for name in VOCABS:
         shutil.copytree(vocabs[name], dest / "tokenizers" / name)
     return dest
@@ -236,23 +211,13 @@ def pack(work: Path, vocabs: dict[str, str], dest: Path | None = None) -> Path:
 def unpack(work: Path, src: Path | None = None) -> None:
     """On the GPU machine: work/text (text.txt checked against its sha256) and work/tokenizers from
     ``src`` (--pack's), unless already there."""
-    import hashlib
-    import lzma
-
     src, text = src or GPU_PACK / work.name, work / "text" / "text.txt"
     if not text.is_file():
         if not (src / "text.txt.xz").is_file():
             raise BiotokError(f"neither {text} nor {src / 'text.txt.xz'}: run --pack where the CPU side ran, and "
                               "carry .gpu")
         text.parent.mkdir(parents=True, exist_ok=True)
-        with lzma.open(src / "text.txt.xz", "rb") as z, open(text.with_suffix(".tmp"), "wb") as f:
-            shutil.copyfileobj(z, f, 1 << 20)
-        want = (src / "text.sha256").read_text(encoding="utf-8").split()[0]
-        got = hashlib.sha256(text.with_suffix(".tmp").read_bytes()).hexdigest()
-        if got != want:
-            raise BiotokError(f"{src / 'text.txt.xz'} does not give the text --pack read (sha256 {got[:12]}, not "
-                              f"{want[:12]}): run --pack again")
-        text.with_suffix(".tmp").rename(text)
+        REC.unpack_file(src / "text.txt.xz", text, (src / "text.sha256").read_text(encoding="utf-8").split()[0])
         shutil.copyfile(src / "text.json", work / "text" / "text.json")
     for name in VOCABS:
         if not (work / "tokenizers" / name / "tokenizer.json").is_file() and (src / "tokenizers" / name).is_dir():
@@ -260,27 +225,14 @@ def unpack(work: Path, src: Path | None = None) -> None:
 
 
 def run_piece(work: Path, name: str, archive: Path, engine: EngineConfig, tasks: tuple[str, ...] | None) -> dict:
-    """One piece of the GPU ablation in work/gpu, then its records into ``archive`` (the manifest says
-    which piece, on what device, in what arithmetic, and how long it took)."""
-    import time
-
+    """One piece of the GPU ablation in work/gpu (:func:`biotok_train.ablate.pieces.run_piece`),
+    from --pack's text and vocabularies; its records into ``archive``."""
     unpack(work)
-    vocabs = vocabularies(work, tasks is not None, train=False)
-    cfg = gpu_config(work, vocabs, tasks)
+    cfg = gpu_config(work, vocabularies(work, tasks is not None, train=False), tasks)
     by_name = {p.name: p for p in piece_plan(cfg, work)}
     if name not in by_name:
         raise BiotokError(f"no piece {name!r} (the pieces: {', '.join(by_name)})")
-    piece, start = by_name[name], time.perf_counter()
-    run_ablation(cfg, work / "gpu", engine=dataclasses.replace(engine, only=piece.patterns))
-    return REC.export_records(work / "gpu", archive, {
-        "piece": name, "patterns": list(piece.patterns), "device": _device(),
-        "wall_s": round(time.perf_counter() - start, 1), "estimated_h100_minutes": round(piece.minutes, 2)})
-
-
-def _device() -> str:
-    import torch  # lazy: the device in words
-
-    return torch.cuda.get_device_name(0) if torch.cuda.is_available() else "cpu"
+    return P.run_piece(cfg, work / "gpu", by_name[name], engine, archive)
 
 
 def merge(work: Path, archives: list[str], vocabs: dict[str, str], tasks: tuple[str, ...] | None) -> dict | None:
@@ -291,10 +243,8 @@ def merge(work: Path, archives: list[str], vocabs: dict[str, str], tasks: tuple[
         print(f"ablation_gpu_fr: merged piece {m.get('piece')} ({m.get('records')} records, {m.get('device')}, "
               f"{m.get('precision')})", file=sys.stderr)
     cfg = gpu_config(work, vocabs, tasks)
-    status = piece_status(cfg, work)
-    print("\n".join(pieces_table(status, tasks)))
-    seeds = tuple(s for s in cfg.pretrain_seeds  # every piece that names seed s is done
-                  if all(ok for p, ok in status if any(re.search(rf"/p{s}(/|$)", x) for x in p.patterns)))
+    print("\n".join(pieces_table(work, cfg, tasks)))
+    seeds = P.complete_seeds(cfg, P.status(cfg, work / "gpu", piece_plan(cfg, work)))
     if not seeds:
         return None
     return gpu_side(work, vocabs, EngineConfig(precision=REC.recorded_precision(work / "gpu")), tasks, seeds)
@@ -319,7 +269,7 @@ def plan_section(work: Path, vocabs: dict[str, str]) -> list[str]:
         f"tokenizes the pretraining text (at {E.PREPARE_CHARS_PER_S:,.0f} characters/s, an assumption) and runs its "
         f"fine-tunes {PACKED} to the GPU. `--pieces` prints this table; `--pack` (after "
         f"`PACK_CORPORA='{PACK_CORPORA}' bash ../shared/gpu/pack.sh`) fills .gpu/ for the GPU machine; "
-        "`--merge FILE...` brings archives home.", "", *pieces_table(piece_status(cfg, work)), ""]
+        "`--merge FILE...` brings archives home.", "", *pieces_table(work, cfg), ""]
 
 
 def publish(dest: Path, command: str, text: dict, metrics: dict | None, probe_result: dict | None,
@@ -411,7 +361,7 @@ def main(argv: list[str] | None = None) -> int:
                     run(work, dest, "python -m benchmarks.experiments.ablation_gpu_fr" + (" --dry-run" if a.dry_run else "")
                         + " --merge piece-*.tar.xz   # the pieces' archives (--pieces lists them)", a, engine)
                 return 0
-            print("\n".join(pieces_table(piece_status(gpu_config(work, vocabs, tasks), work), tasks)))
+            print("\n".join(pieces_table(work, gpu_config(work, vocabs, tasks), tasks)))
             return 0
         run(work, dest, command, a, engine)
     except (BiotokError, OSError) as e:  # a bad input, a full or read-only disk: one line

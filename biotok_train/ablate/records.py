@@ -1,4 +1,5 @@
-"""An ablation's job records as one archive, to carry pieces of a grid between machines.
+"""An ablation's job records as one archive, to carry pieces of a grid between machines (and a
+file of its inputs, compressed and checked, to carry there).
 
 A short GPU slot runs one piece (``run_ablation`` with ``EngineConfig.only``) on a bare machine
 and can send back only small files: :func:`export_records` packs OUT/jobs (each record and its
@@ -93,6 +94,35 @@ def read_pieces(out: str | os.PathLike[str]) -> list[dict]:
     return merged if isinstance(merged, list) else []
 
 
+def pack_file(src: str | os.PathLike[str], dest: str | os.PathLike[str]) -> str:
+    """``src`` xz-compressed into ``dest`` (atomically); returns its sha256, for :func:`unpack_file`."""
+    import hashlib
+    import lzma
+
+    sha = hashlib.sha256()
+    with open(src, "rb") as f, atomic_file(Path(dest), force=True) as tmp, lzma.open(tmp, "wb", preset=6) as z:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            sha.update(block)
+            z.write(block)
+    return sha.hexdigest()
+
+
+def unpack_file(src: str | os.PathLike[str], dest: str | os.PathLike[str], sha256: str) -> None:
+    """:func:`pack_file`'s ``src`` back into ``dest``, refused (nothing written) unless it gives ``sha256``."""
+    import hashlib
+    import lzma
+
+    sha = hashlib.sha256()
+    with lzma.open(src, "rb") as z, atomic_file(Path(dest), force=True) as tmp:
+        with open(tmp, "wb") as f:
+            for block in iter(lambda: z.read(1 << 20), b""):
+                sha.update(block)
+                f.write(block)
+        if sha.hexdigest() != sha256:
+            raise ConfigError(f"{src} does not give the file that was packed (sha256 {sha.hexdigest()[:12]}, not "
+                              f"{sha256[:12]}): pack it again")
+
+
 def recorded_precision(out: str | os.PathLike[str]) -> str | None:
     """The one arithmetic the pieces merged into OUT were made in (None: no piece merged); pieces
     made in several: :class:`ConfigError` (their records cannot make one report)."""
@@ -103,4 +133,5 @@ def recorded_precision(out: str | os.PathLike[str]) -> str | None:
     return found[0] if found else None
 
 
-__all__ = ["MANIFEST", "PIECES", "export_records", "import_records", "read_pieces", "recorded_precision"]
+__all__ = ["MANIFEST", "PIECES", "export_records", "import_records", "pack_file", "read_pieces", "recorded_precision",
+           "unpack_file"]

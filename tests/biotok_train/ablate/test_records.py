@@ -88,3 +88,17 @@ def test_pieces_of_two_arithmetics_make_no_report(tmp_path):
     assert recorded_precision(tmp_path / "empty") is None
     with pytest.raises(ConfigError, match="made in cuda:bf16 and cuda:fp32: one report needs one arithmetic"):
         recorded_precision(home)
+
+
+def test_a_packed_file_comes_back_only_whole(tmp_path):
+    from biotok_train.ablate.records import pack_file, unpack_file
+
+    src = tmp_path / "text.txt"
+    src.write_text("une ligne\n" * 1000, encoding="utf-8")
+    sha = pack_file(src, tmp_path / "text.txt.xz")
+    assert (tmp_path / "text.txt.xz").stat().st_size < src.stat().st_size
+    unpack_file(tmp_path / "text.txt.xz", tmp_path / "back.txt", sha)
+    assert (tmp_path / "back.txt").read_bytes() == src.read_bytes()
+    with pytest.raises(ConfigError, match="does not give the file that was packed"):
+        unpack_file(tmp_path / "text.txt.xz", tmp_path / "wrong.txt", "0" * 64)
+    assert not (tmp_path / "wrong.txt").exists()
