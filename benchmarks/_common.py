@@ -161,6 +161,8 @@ def run_published_ablation(cfg, work: Path, tok: Path, slug: str, title: str, do
                      "heldout_curve.png"):
             if name not in ("timings.json", "costs.json", "heldout_curve.png") or (out / name).is_file():
                 shutil.copyfile(out / name, dest / name)
+            else:  # a file of an older publication that this run does not make (timings.json: before costs.json)
+                (dest / name).unlink(missing_ok=True)
         setup = "Setup: " + " ".join(doc.split("Phases: ", 1)[1].split("\n"))
         text = published_readme(report, out, title=title, setup=setup, cpu_count=machine()["cpu_count"],
                                 command=f"python -m benchmarks.experiments.{script or slug.replace('-', '_')}")
