@@ -1,5 +1,6 @@
-"""Engine speed: the same fine-tuning-heavy ablation run by ``--engine ray --workers N`` and by
-``--engine local`` at its best (one process, torch on all N cores), side by side; the wall-time ratio.
+"""Engine speed: the same fine-tuning-heavy ablation run by ``--engine ray --workers N``, by
+``--engine processes --workers N`` (the standard library's pool, for machines without Ray) and by
+``--engine local`` at its best (one process, torch on all N cores), side by side; the wall-time ratios.
 
     python -m benchmarks.speed.engine_speed                # writes benchmarks/results/engine_speed.json
     python -m benchmarks.speed.engine_speed --quick        # a smaller plan (a smoke run, not a measurement)
@@ -77,6 +78,7 @@ def main(argv: list[str] | None = None) -> int:
     seeds, fraction, epochs = (2, 0.05, 1) if a.quick else (a.seeds, a.train_fraction, a.epochs)
     threads = [int(t) for t in a.local_threads.split(",") if t] or [a.workers, 1]
     engines = {f"local, {t} thread(s)": EngineConfig("local", workers=t) for t in threads}
+    engines[f"processes, {a.workers} workers"] = EngineConfig("processes", workers=a.workers)
     engines[f"ray, {a.workers} workers"] = EngineConfig("ray", workers=a.workers)
     with tempfile.TemporaryDirectory(prefix="engine-speed-") as tmp:
         work = Path(tmp)
@@ -93,18 +95,20 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{name}: {times[name][-1]:.1f} s", file=sys.stderr)
         jobs = len(json.loads((work / "out" / "costs.json").read_text(encoding="utf-8"))["jobs"])
     runs = {name: summary(t) for name, t in times.items()}
-    ray_name, local_names = list(engines)[-1], list(engines)[:-1]
+    ray_name, pool_name, local_names = list(engines)[-1], list(engines)[-2], list(engines)[:-2]
     best = min(local_names, key=lambda n: runs[n]["median"])  # the local engine at its best
     result = {"benchmark": "engine_speed", "plan": f"{jobs} jobs: prepare, 2-step pretraining, evaluation, a floor model, "
               f"{2 * seeds} E3C fine-tunings (train fraction {fraction}, {epochs} epochs)", "workers": a.workers,
               "seconds": runs, "jobs_summed_last_run": job_s, "baseline": best, "ratio_median": round(runs[best]["median"] / runs[ray_name]["median"], 2),
               "ratio_vs_local_all_threads": round(runs[local_names[0]]["median"] / runs[ray_name]["median"], 2),
-              "ablation_json_identical_to_ray": {n: outputs[n] == outputs[ray_name] for n in local_names},
+              "ratio_processes_median": round(runs[best]["median"] / runs[pool_name]["median"], 2),
+              "ablation_json_identical_to_ray": {n: outputs[n] == outputs[ray_name] for n in [*local_names, pool_name]},
               "load_average": os.getloadavg(), "quick": a.quick, "commit": git_commit(), "machine": machine()}
     Path(a.out).parent.mkdir(parents=True, exist_ok=True)
     Path(a.out).write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
     print(f"{best} {runs[best]['median']:.1f} s (the faster local), {ray_name} {runs[ray_name]['median']:.1f} s: "
-          f"{result['ratio_median']:.2f}x", file=sys.stderr)
+          f"{result['ratio_median']:.2f}x, {pool_name} {runs[pool_name]['median']:.1f} s: "
+          f"{result['ratio_processes_median']:.2f}x", file=sys.stderr)
     return 0
 
 
