@@ -139,13 +139,14 @@ def gpu_side(work: Path, vocabs: dict[str, str], engine: EngineConfig, tasks: tu
     """Run (or resume) the GPU ablation; its result with the comparisons of every pair of
     vocabularies (``ablate`` compares each arm with the first: the report is made again with each
     first, only the analysis runs again, the recipe's order last, whose files stay) and its costs.
-    ``seeds``: over these pretraining seeds only (the pieces merged so far)."""
+    ``seeds``: over these pretraining seeds only (the pieces merged so far). With force: the work
+    folder is this recipe's, whose config.json may hold fewer seeds from an earlier merge."""
     cfg, seen = gpu_config(work, vocabs, tasks), {}
     if seeds is not None:
         cfg = dataclasses.replace(cfg, pretrain_seeds=seeds)
     for i in (*range(1, len(toks := cfg.tokenizers)), 0):
         report = run_ablation(dataclasses.replace(cfg, tokenizers=toks[i:] + toks[:i]), work / "gpu", engine=engine,
-                              progress=i == 0, force=seeds is not None)
+                              progress=i == 0, force=True)
         result = json.loads(report.json_path.read_text(encoding="utf-8"))
         for c in result["comparisons"]:
             seen.setdefault((c["size"], c["task"], c["metric"], frozenset((c["reference_arm"], c["candidate_arm"]))), c)
