@@ -175,9 +175,13 @@ def device_command(piece: E.Piece, tasks: tuple[str, ...] | None = None) -> str:
             + f"--piece {piece.name} --archive \"$OUT/{archive}\" --engine processes --gpus-per-job {1 / PACKED:g}")
 
 
-def pieces_table(work: Path, cfg: AblationConfig, tasks: tuple[str, ...] | None = None) -> list[str]:
+def piece_state(cfg: AblationConfig, work: Path) -> list[tuple[E.Piece, bool]]:
+    """Each piece and whether work/gpu holds all its records (:func:`biotok_train.ablate.pieces.status`)."""
+    return P.status(cfg, work / "gpu", piece_plan(cfg, work))
+
+
+def pieces_table(state: list[tuple[E.Piece, bool]], tasks: tuple[str, ...] | None = None) -> list[str]:
     """The pieces with what is done (:mod:`biotok_train.ablate.pieces`), and the next one's command."""
-    state = P.status(cfg, work / "gpu", piece_plan(cfg, work))
     todo = [p for p, ok in state if not ok]
     return P.table(state) + (["Next, on the GPU machine with .gpu carried (after `--pack` here), then `--merge` its "
                               "archive here:", "", "    " + device_command(todo[0], tasks)] if todo else [])
@@ -244,8 +248,9 @@ def merge(work: Path, archives: list[str], vocabs: dict[str, str], tasks: tuple[
         print(f"ablation_gpu_fr: merged piece {m.get('piece')} ({m.get('records')} records, {m.get('device')}, "
               f"{m.get('precision')})", file=sys.stderr)
     cfg = gpu_config(work, vocabs, tasks)
-    print("\n".join(pieces_table(work, cfg, tasks)))
-    seeds = P.complete_seeds(cfg, P.status(cfg, work / "gpu", piece_plan(cfg, work)))
+    state = piece_state(cfg, work)
+    print("\n".join(pieces_table(state, tasks)))
+    seeds = P.complete_seeds(cfg, state)
     if not seeds:
         return None
     return gpu_side(work, vocabs, EngineConfig(precision=REC.recorded_precision(work / "gpu")), tasks, seeds)
@@ -270,7 +275,7 @@ def plan_section(work: Path, vocabs: dict[str, str]) -> list[str]:
         f"tokenizes the pretraining text (at {E.PREPARE_CHARS_PER_S:,.0f} characters/s, an assumption) and runs its "
         f"fine-tunes {PACKED} to the GPU. `--pieces` prints this table; `--pack` (after "
         f"`PACK_CORPORA='{PACK_CORPORA}' bash ../shared/gpu/pack.sh`) fills .gpu/ for the GPU machine; "
-        "`--merge FILE...` brings archives home.", "", *pieces_table(work, cfg), ""]
+        "`--merge FILE...` brings archives home.", "", *pieces_table(piece_state(cfg, work)), ""]
 
 
 def publish(dest: Path, command: str, text: dict, metrics: dict | None, probe_result: dict | None,
@@ -362,7 +367,7 @@ def main(argv: list[str] | None = None) -> int:
                     run(work, dest, "python -m benchmarks.experiments.ablation_gpu_fr" + (" --dry-run" if a.dry_run else "")
                         + " --merge piece-*.tar.xz   # the pieces' archives (--pieces lists them)", a, engine)
                 return 0
-            print("\n".join(pieces_table(work, gpu_config(work, vocabs, tasks), tasks)))
+            print("\n".join(pieces_table(piece_state(gpu_config(work, vocabs, tasks), work), tasks)))
             return 0
         run(work, dest, command, a, engine)
     except (BiotokError, OSError) as e:  # a bad input, a full or read-only disk: one line

@@ -133,16 +133,7 @@ def run_processes(jobs: Sequence[Job], keys: Mapping[str, str], env: Any, engine
     import concurrent.futures as cf
     import multiprocessing as mp
 
-    if engine.gpus_per_job > 0 and gpus is None:
-        import torch  # lazy: only to count the GPUs
-
-        gpus = torch.cuda.device_count()
-        if not gpus:
-            raise ConfigError("--gpus-per-job: this machine has no GPU (leave it out to fine-tune on the CPUs)")
-    ask = {j.key: (engine.gpus_per_job if j.shares_gpu else j.gpus) if j.gpus > 0 and engine.gpus_per_job > 0 else 0.0
-           for j in jobs}
-    if max(ask.values(), default=0.0) > (gpus or 0):
-        raise ConfigError(f"--gpus-per-job {engine.gpus_per_job:g}: this machine has {gpus or 0} GPU(s)")
+    ask, gpus = _gpu_asks(jobs, engine, gpus)
     outcomes: dict[str, Outcome] = dict(pending(env.out, jobs, keys))
     todo = [j for j in jobs if j.key not in outcomes]
     workers = engine.workers or os.cpu_count() or 1
@@ -158,7 +149,7 @@ def run_processes(jobs: Sequence[Job], keys: Mapping[str, str], env: Any, engine
                     upstream = [outcomes[n] for n in job.needs]
                     if any(u.status != DONE for u in upstream):  # settled here: nothing to run
                         outcomes[job.key] = execute(env, job, keys[job.key], *upstream)
-                    elif busy + ask[job.key] <= (gpus or 0) + 1e-9:
+                    elif busy + ask[job.key] <= gpus + 1e-9:
                         running[pool.submit(execute, env, job, keys[job.key], *upstream)] = job
                         busy += ask[job.key]
                     else:
@@ -186,6 +177,22 @@ def run_processes(jobs: Sequence[Job], keys: Mapping[str, str], env: Any, engine
                     running.clear()
                     break
     return {job.key: _settled(job, outcomes) for job in jobs}
+
+
+def _gpu_asks(jobs: Sequence[Job], engine: EngineConfig, gpus: int | None) -> tuple[dict[str, float], int]:
+    """Each job's share of a GPU as Ray reads ``--gpus-per-job``, and the GPUs there are (None:
+    this machine's); a share no GPU can give, or a share on a machine without one: ConfigError."""
+    if engine.gpus_per_job > 0 and gpus is None:
+        import torch  # lazy: only to count the GPUs
+
+        gpus = torch.cuda.device_count()
+        if not gpus:
+            raise ConfigError("--gpus-per-job: this machine has no GPU (leave it out to fine-tune on the CPUs)")
+    ask = {j.key: (engine.gpus_per_job if j.shares_gpu else j.gpus) if j.gpus > 0 and engine.gpus_per_job > 0 else 0.0
+           for j in jobs}
+    if max(ask.values(), default=0.0) > (gpus or 0):
+        raise ConfigError(f"--gpus-per-job {engine.gpus_per_job:g}: this machine has {gpus or 0} GPU(s)")
+    return ask, gpus or 0
 
 
 def _lost(key: str, e: BaseException) -> Outcome:

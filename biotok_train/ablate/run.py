@@ -16,7 +16,7 @@ from biotok_train.ablate import engines
 from biotok_train.ablate.analysis import Results, arm_results, compute_statistics, verdict_sentences
 from biotok_train.ablate.command import command_line
 from biotok_train.ablate.graph import DONE, FAILED, content_keys, costs, pending, select, write_json
-from biotok_train.ablate.grid import build
+from biotok_train.ablate.grid import Grid, build
 from biotok_train.ablate.jobs import Env
 from biotok_train.ablate.keys import corpus_key, fingerprints
 from biotok_train.ablate.plan import leg_names, plan_legs, read_json
@@ -150,10 +150,7 @@ def run_ablation(cfg: AblationConfig, out: str | os.PathLike[str], progress: boo
     try:
         with run_lock(out, "ablate"):
             corpus = _open(cfg, out, force)
-            tokenizers = list(cfg.tokenizers)
-            legs = plan_legs(cfg, dict(zip(tokenizers, leg_names(tokenizers))))
-            grid = build(cfg, legs, fingerprints(cfg, legs, datasets, corpus, engine.precision))
-            keys = content_keys(grid.jobs)
+            legs, grid, keys = _plan(cfg, datasets, corpus, engine.precision)
             jobs = _selected(grid.jobs, engine.only)
             _refuse_other_arithmetic(jobs, keys, out, engine.precision)
             outcomes = engines.run(jobs, keys, Env(cfg, str(out.resolve()), progress), engine)
@@ -170,6 +167,14 @@ def run_ablation(cfg: AblationConfig, out: str | os.PathLike[str], progress: boo
         if created and not (out / "jobs").is_dir():  # nothing worth resuming yet: leave no partial folder
             shutil.rmtree(out, ignore_errors=True)
         raise
+
+
+def _plan(cfg: AblationConfig, datasets: dict, corpus: str, precision: str | None) -> tuple[list, Grid, dict]:
+    """The arms, every job (:func:`~biotok_train.ablate.grid.build`) and their content keys."""
+    tokenizers = list(cfg.tokenizers)
+    legs = plan_legs(cfg, dict(zip(tokenizers, leg_names(tokenizers))))
+    grid = build(cfg, legs, fingerprints(cfg, legs, datasets, corpus, precision))
+    return legs, grid, content_keys(grid.jobs)
 
 
 def _selected(jobs: list, only: tuple[str, ...]) -> list:
@@ -202,10 +207,7 @@ def job_status(cfg: AblationConfig, out: str | os.PathLike[str], precision: str 
     """Each job of the ablation ``cfg`` in plan order, and whether OUT holds its record (keyed by
     ``precision``, default this machine's arithmetic): what is left to run, nothing written."""
     out = Path(out)
-    datasets = _check_inputs(cfg, out)
-    legs = plan_legs(cfg, dict(zip(cfg.tokenizers, leg_names(list(cfg.tokenizers)))))
-    grid = build(cfg, legs, fingerprints(cfg, legs, datasets, corpus_key(cfg), precision))
-    keys = content_keys(grid.jobs)
+    _, grid, keys = _plan(cfg, _check_inputs(cfg, out), corpus_key(cfg), precision)
     done = pending(out, grid.jobs, keys)
     return {j.key: j.key in done for j in grid.jobs}
 
