@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 import os
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Optional, Sequence
 
 from biotok.errors import ConfigError
 from biotok_train.ablate.graph import DONE, FAILED, SKIPPED, Job, Outcome, execute, pending
@@ -22,10 +22,15 @@ from biotok_train.config import EngineConfig
 log = logging.getLogger(__name__)
 
 
-def run(jobs: Sequence[Job], keys: Mapping[str, str], env: Any, engine: EngineConfig) -> dict[str, Outcome]:
-    """Every job's outcome, run by ``engine``."""
+OnDone = Optional[Callable[[Outcome], None]]  # called in the driver's process as each job run here settles
+
+
+def run(jobs: Sequence[Job], keys: Mapping[str, str], env: Any, engine: EngineConfig,
+        on_done: OnDone = None) -> dict[str, Outcome]:
+    """Every job's outcome, run by ``engine``; ``on_done(outcome)`` in this process after each job
+    that ran (or was skipped) here settles, whatever the engine (jobs already done are not announced)."""
     runner = {"ray": run_ray, "processes": run_processes}.get(engine.engine, run_local)
-    return runner(jobs, keys, env, engine)
+    return runner(jobs, keys, env, engine, on_done=on_done)
 
 
 def set_threads(n: int) -> None:
@@ -36,19 +41,21 @@ def set_threads(n: int) -> None:
         torch.set_num_threads(n)
 
 
-def run_local(jobs: Sequence[Job], keys: Mapping[str, str], env: Any, engine: EngineConfig = EngineConfig()
-              ) -> dict[str, Outcome]:
+def run_local(jobs: Sequence[Job], keys: Mapping[str, str], env: Any, engine: EngineConfig = EngineConfig(),
+              on_done: OnDone = None) -> dict[str, Outcome]:
     """In this process, in plan order; ``engine.workers`` torch threads (0: torch's default)."""
     outcomes = pending(env.out, jobs, keys)
     set_threads(engine.workers)
     for job in jobs:
         if job.key not in outcomes:
             outcomes[job.key] = execute(env, job, keys[job.key], *(outcomes[n] for n in job.needs))
-            _say(outcomes[job.key])
+            _say(outcomes[job.key], on_done)
     return outcomes
 
 
-def _say(o: Outcome) -> None:
+def _say(o: Outcome, on_done: OnDone = None) -> None:
+    if on_done is not None:
+        on_done(o)
     if o.status == SKIPPED:
         log.warning("job %s skipped: %s", o.key, o.message)
     elif o.status == DONE:
@@ -90,7 +97,8 @@ def start_ray(engine: EngineConfig):
     return ray
 
 
-def run_ray(jobs: Sequence[Job], keys: Mapping[str, str], env: Any, engine: EngineConfig) -> dict[str, Outcome]:
+def run_ray(jobs: Sequence[Job], keys: Mapping[str, str], env: Any, engine: EngineConfig,
+            on_done: OnDone = None) -> dict[str, Outcome]:
     """Ray Core tasks, one per job not done: a need is passed as its task's ObjectRef (Ray starts a
     job once its needs are finished); each task takes one CPU and, for jobs that ask, ``gpus_per_job``
     GPUs. Results are collected with ``ray.wait`` as they finish, so a failure is said at once."""
@@ -119,12 +127,12 @@ def run_ray(jobs: Sequence[Job], keys: Mapping[str, str], env: Any, engine: Engi
         except Exception as e:  # noqa: BLE001  (a worker died, or Ray failed the task)
             outcomes[key] = _lost(key, e)
             log.error("job %s failed: %s", key, outcomes[key].message)
-        _say(outcomes[key])
+        _say(outcomes[key], on_done)
     return {job.key: _settled(job, outcomes) for job in jobs}
 
 
 def run_processes(jobs: Sequence[Job], keys: Mapping[str, str], env: Any, engine: EngineConfig,
-                  gpus: int | None = None) -> dict[str, Outcome]:
+                  gpus: int | None = None, on_done: OnDone = None) -> dict[str, Outcome]:
     """Jobs in ``engine.workers`` processes of this machine (0: one per CPU; each with one torch
     thread, as Ray's), each started once its needs are done. GPUs as Ray counts them: a job that
     asks takes ``gpus_per_job`` of one if it shares (fine-tunings), else ``job.gpus`` (a
@@ -156,7 +164,7 @@ def run_processes(jobs: Sequence[Job], keys: Mapping[str, str], env: Any, engine
                         continue
                     todo.remove(job)
                     if job.key in outcomes:
-                        _say(outcomes[job.key])
+                        _say(outcomes[job.key], on_done)
                 if not running:
                     if todo and len(todo) == before:  # nothing runs and nothing can start: a need never planned
                         raise ConfigError(f"job {todo[0].key} needs a job that is neither planned nor done")
@@ -170,10 +178,11 @@ def run_processes(jobs: Sequence[Job], keys: Mapping[str, str], env: Any, engine
                     except Exception as e:  # noqa: BLE001  (its worker died: the pool is broken)
                         outcomes[job.key], broken = _lost(job.key, e), True
                         log.error("job %s failed: %s", job.key, outcomes[job.key].message)
-                    _say(outcomes[job.key])
+                    _say(outcomes[job.key], on_done)
                 if broken:  # the jobs that were running with it failed too: said, and the pool started again
                     for f, job in running.items():
                         outcomes[job.key] = _lost(job.key, f.exception() or RuntimeError("pool broken"))
+                        _say(outcomes[job.key], on_done)
                     running.clear()
                     break
     return {job.key: _settled(job, outcomes) for job in jobs}

@@ -138,12 +138,14 @@ class Incomplete(BiotokError):
 
 
 def run_ablation(cfg: AblationConfig, out: str | os.PathLike[str], progress: bool = True,
-                 engine: EngineConfig = EngineConfig(), force: bool = False) -> AblationReport | None:
+                 engine: EngineConfig = EngineConfig(), force: bool = False,
+                 on_done: engines.OnDone = None) -> AblationReport | None:
     """Run (or resume) every job of the ablation with ``engine``; once all are done, write
     ablation.md, ablation.json, ablation.png and costs.json from their records. Some job not done:
     :class:`Incomplete` (what failed, what waits). ``force``: continue an OUT holding another
     recipe (the jobs whose inputs changed are run again). With ``engine.only``, just those jobs
-    and what they need: None while other jobs of the grid have no record (a piece ran)."""
+    and what they need: None while other jobs of the grid have no record (a piece ran).
+    ``on_done(outcome)``: called here as each job settles (a slot rewrites its archive there)."""
     out = Path(out)
     datasets = _check_inputs(cfg, out)  # a wrong input fails here, before anything is written
     created = not out.exists()
@@ -153,7 +155,7 @@ def run_ablation(cfg: AblationConfig, out: str | os.PathLike[str], progress: boo
             legs, grid, keys = _plan(cfg, datasets, corpus, engine.precision)
             jobs = _selected(grid.jobs, engine.only)
             _refuse_other_arithmetic(jobs, keys, out, engine.precision)
-            outcomes = engines.run(jobs, keys, Env(cfg, str(out.resolve()), progress), engine)
+            outcomes = engines.run(jobs, keys, Env(cfg, str(out.resolve()), progress), engine, on_done)
             _check_done(outcomes, out)
             if len(jobs) < len(grid.jobs):
                 outcomes = pending(out, grid.jobs, keys)

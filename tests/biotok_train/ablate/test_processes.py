@@ -70,3 +70,18 @@ def test_a_need_that_is_neither_planned_nor_done_is_refused(tmp_path):
     keys = {"a": "1", "b": "2"}
     with pytest.raises(ConfigError, match="job b needs a job that is neither planned nor done"):
         run_processes(jobs, keys, T.ToyEnv(str(tmp_path)), POOL)
+
+
+@pytest.mark.parametrize("runner", ["local", "processes"])
+def test_on_done_hears_every_job_that_settles_here_once(tmp_path, runner):
+    jobs, heard = T.plan(bad=True), []
+    env = T.ToyEnv(str(tmp_path))
+    tmp_path.mkdir(exist_ok=True)
+    if runner == "local":
+        out = run_local(jobs, content_keys(jobs), env, on_done=heard.append)
+    else:
+        out = run_processes(jobs, content_keys(jobs), env, POOL, on_done=heard.append)
+    assert sorted(o.key for o in heard) == sorted(out) and {o.key: o.status for o in heard} == {k: o.status for k, o in out.items()}
+    again = []
+    run_local(jobs, content_keys(jobs), env, on_done=again.append)  # the done ones are not announced again
+    assert sorted(o.key for o in again) == sorted(k for k, o in out.items() if o.status != DONE)
