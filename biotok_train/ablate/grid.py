@@ -96,8 +96,9 @@ def _finetunes(g: Grid, cfg: AblationConfig, fp: dict, cell: tuple, prefix: str,
         runs = g.runs.setdefault((size, arm, task, step), {})
         for p, (model, needs) in models.items():
             for f in cfg.seeds:
-                rel = f"{rel_dir}/p{p}/{task_dir(task)}/f{f}"
-                key = g.add(Job(f"{prefix}/p{p}/{task_dir(task)}/f{f}", J.finetune, (task, model, f, rel), needs,
+                folder = task_dir(task, fp["task"][task])
+                rel = f"{rel_dir}/p{p}/{folder}/f{f}"
+                key = g.add(Job(f"{prefix}/p{p}/{folder}/f{f}", J.finetune, (task, model, f, rel), needs,
                                 inputs=digest(fp["task"][task], fp["base"], cfg.finetune_config(f).to_dict(),
                                               fp.get("precision")), owns=(rel,),
                                 gpus=1.0, shares_gpu=True))

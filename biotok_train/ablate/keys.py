@@ -1,6 +1,8 @@
 """The contents an ablation's jobs are keyed by: the corpus (its files' sha256), each vocabulary
-(its tokenizer's fingerprint), the base (its model files' sha256) and each task (its files'
-sha256). A path moved with the same content keeps its key; a file changed in place does not."""
+(its tokenizer's fingerprint), the base (its model files' sha256), each task (the sha256 of the
+files its reader opened) and the arithmetic. A path moved with the same content keeps its key; a
+file changed in place does not. :func:`fingerprints` is what every job's inputs are made of
+(:func:`biotok_train.ablate.grid.build` says which job takes which)."""
 
 from __future__ import annotations
 
@@ -14,8 +16,9 @@ from biotok_train.config import AblationConfig
 
 
 def files_sha256(paths: Sequence[str | Path]) -> str:
-    """sha256 over the bytes of ``paths`` in order, a folder as its files sorted by relative path
-    (each file's relative name hashed too)."""
+    """sha256 over the bytes of ``paths`` in order, a folder as its files sorted by relative path,
+    each file's name (relative to its folder) hashed too: the files of a model folder, which name
+    what they are."""
     h = hashlib.sha256()
     for p in map(Path, paths):
         files = sorted(f for f in p.rglob("*") if f.is_file()) if p.is_dir() else [p]
@@ -44,11 +47,25 @@ def model_key(model: str) -> str:
 
 
 def task_key(task: str, data) -> str:
-    """A task's content: its source files (a registered task's as read, or the user's), else its examples."""
-    sources = [s for s in getattr(data, "sources", ()) if Path(s).exists()]
+    """A task's content: the bytes of the files its reader opened, in the order it opened them
+    (``data.sources``: :func:`biotok_train.tasks.load` records them), wherever they sit and whatever
+    lies beside them; a registered task also by its name (its reader and metric), a user's files
+    by their task type only (moved, renamed or linked, the same bytes keep their key). Data made
+    in memory: its examples."""
+    sources = [s for s in getattr(data, "sources", ()) if Path(s).is_file()]
     if sources:
-        return digest(task, files_sha256(sources))
+        return digest(task_identity(task, data), [sha256_files([s]) for s in sources])
     return digest(task, repr((data.train, data.dev, data.test)))
+
+
+def task_identity(task: str, data=None) -> str:
+    """What names a task in a recipe: a registered name as is; a user's files by their task type
+    ("file:ner"), never their path (a moved task file is the same recipe, its bytes decide)."""
+    from biotok_train.tasks.registry import TASKS  # lazy: the registry
+
+    if task in TASKS:
+        return task
+    return f"file:{getattr(data, 'task_type', None) or 'ner'}"
 
 
 def fingerprints(cfg: AblationConfig, legs, datasets: dict, corpus: str, precision: str | None = None) -> dict:
@@ -75,4 +92,4 @@ def precision_key() -> str:
     return f"{device.type}:{'bf16' if bf16_supported(device) else 'fp32'}"
 
 
-__all__ = ["corpus_key", "files_sha256", "fingerprints", "model_key", "precision_key", "task_key"]
+__all__ = ["corpus_key", "files_sha256", "fingerprints", "model_key", "precision_key", "task_identity", "task_key"]

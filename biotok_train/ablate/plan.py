@@ -163,12 +163,17 @@ TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_ma
                    "vocab.txt", "vocab.json", "merges.txt", "spm.model", "sentencepiece.bpe.model")
 
 
-def task_dir(task: str) -> str:
-    """A folder name for a task key: a registered name as is, a path as its name + a short hash."""
+def task_dir(task: str, key: str | None = None) -> str:
+    """A folder name for a task: a registered name as is; a user's files as ``file-`` + a short hash
+    of ``key`` (their content key, :func:`biotok_train.ablate.keys.task_key`): moved or renamed,
+    their runs keep their folder, edited they get another. Without a key: the path's name + a
+    short hash of the resolved path."""
     import hashlib  # lazy: only for task paths
 
     if re.fullmatch(r"[\w.-]+", task) and not Path(task).exists():
         return task
+    if key is not None:
+        return f"file-{key[:8]}"
     digest = hashlib.sha256(str(Path(task).resolve()).encode("utf-8")).hexdigest()[:8]
     stem = re.sub(r"[^\w.-]+", "_", Path(task.rstrip("/")).name) or "task"
     return f"{stem}-{digest}"

@@ -68,10 +68,21 @@ def same_recipe(old: dict, new: dict) -> bool:
     equal when ``new`` keeps its default (an upgrade does not orphan a finished ablation)."""
     paths = ("corpus", "base", "data_dir")  # inputs are compared by content (ablate.keys), not by path
     defaults = AblationConfig(tokenizers=("x",), corpus=()).recipe()
-    old = {k: v for k, v in AblationConfig.saved_recipe(old).items() if k not in paths}
-    new = {k: v for k, v in new.items() if k not in paths}
+    old = _tasks_by_identity({k: v for k, v in AblationConfig.saved_recipe(old).items() if k not in paths})
+    new = _tasks_by_identity({k: v for k, v in new.items() if k not in paths})
     return all(old[k] == v if k in old else k in defaults and defaults[k] == v for k, v in new.items()) and \
         set(old) <= set(new)
+
+
+def _tasks_by_identity(recipe: dict) -> dict:
+    """A recipe whose user task files read as "a user's file" (their bytes key their jobs, not
+    their path: moved or relative, the same recipe); registered task names as they are."""
+    from biotok_train.ablate.keys import task_identity  # lazy: the task registry
+
+    for field in ("tasks", "curve_tasks"):
+        if isinstance(recipe.get(field), (list, tuple)):
+            recipe = {**recipe, field: [task_identity(t) if isinstance(t, str) else t for t in recipe[field]]}
+    return recipe
 
 
 def _is_ablation(out: Path) -> bool:

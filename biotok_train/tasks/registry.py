@@ -36,7 +36,9 @@ from biotok_train.tasks import blurb, chemprot, ddi, frenchmedmcqa, morfitt, ner
 from biotok_train.tasks.examples import (
     DEFAULT_METRICS, FAMILIES, TASK_TYPES, TYPE_FAMILIES, Reader, TaskData, TaskSpec, targets,
 )
+from biotok_train.tasks.common import cache_root
 from biotok_train.tasks.plain import load_plain
+from biotok_train.tasks.sources import recording
 
 PathLike = str | os.PathLike[str]
 Files = tuple[PathLike, PathLike, PathLike] | list[PathLike]
@@ -174,24 +176,39 @@ def load(source: str | os.PathLike[str] | TaskSpec | Files, corpora: PathLike | 
     :func:`biotok_train.tasks.ner.load_path`); or (train, dev, test) files of ``task_type`` in the
     plain formats of :mod:`biotok_train.tasks.plain`, with ``labels`` (default: the train file's)
     and ``name`` (default: the train file's folder name).
+
+    The data's ``sources`` are the files the reading opened (under the corpora folder, the cache
+    or the given paths), in order: what :func:`biotok_train.ablate.keys.task_key` hashes.
     """
     if isinstance(source, (tuple, list)):
-        data = _load_files(list(source), task_type, labels, name)
-        return dataclasses.replace(data, sources=tuple(str(f) for f in source))
+        with recording(list(source)) as reads:
+            data = _load_files(list(source), task_type, labels, name)
+        return dataclasses.replace(data, sources=reads.files)
     spec = source if isinstance(source, TaskSpec) else TASKS.get(str(source))
     if spec is not None:
         if task_type is not None and task_type != spec.task_type:
             raise DataError(f"task {spec.name!r} is a {spec.task_type} task, not {task_type}")
         base = corpora_dir(corpora)
-        data = spec.reader(base, Path(cache) if cache is not None else None)
-        return dataclasses.replace(data, spec=spec, sources=(str(base),) if base is not None else ())
+        with recording([base, _cache_or_none(cache) if base is not None else None]) as reads:
+            data = spec.reader(base, Path(cache) if cache is not None else None)
+        return dataclasses.replace(data, spec=spec, sources=reads.files)
     key = str(source)
     if key in UNAVAILABLE or (not os.path.exists(key) and "/" not in key and "." not in key):
         get_task(key)  # an unknown or unavailable task name: one clear error
     if task_type not in (None, "ner"):
         raise DataError(f"{key}: one file or folder is read as BIO (ner); give train, dev and test files for "
                         f"a {task_type} task")
-    return dataclasses.replace(ner.load_path(key), sources=(key,))
+    with recording([key]) as reads:
+        data = ner.load_path(key)
+    return dataclasses.replace(data, sources=reads.files)
+
+
+def _cache_or_none(cache: PathLike | None) -> Path | None:
+    """The cache of rebuilt data, a root of what a reader reads (None where it cannot be: the reader says why)."""
+    try:
+        return cache_root(cache)
+    except (DataError, OSError, ValueError, Exception):  # noqa: BLE001  (a bad cache is the reader's error to give)
+        return None
 
 
 def _load_files(files: list[PathLike], task_type: str | None, labels: Sequence[str] | None,

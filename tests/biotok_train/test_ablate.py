@@ -165,6 +165,14 @@ def test_train_fraction_is_an_ablate_option_of_every_fine_tuning_run():
         ablation_config(**{**params, "train_fraction": 0.0})
 
 
+def _task_dir(task: Path) -> str:
+    """The folder of a user's task in an ablation: its name and a short hash of its content key."""
+    from biotok_train.ablate.keys import task_key
+    from biotok_train.tasks import load
+
+    return task_dir(str(task), task_key(str(task), load(str(task))))
+
+
 def test_task_dir_keeps_paths_apart(tmp_path):
     a, b = tmp_path / "x" / "task", tmp_path / "y" / "task"
     a.mkdir(parents=True)
@@ -277,7 +285,7 @@ def test_only_runs_pieces_and_the_last_one_writes_the_report(tmp_path, sample_co
     out = tmp_path / "out"
     piece = EngineConfig(only=(f"finetune/tiny/{cand}/p1/*",))
     assert run_ablation(cfg, out, progress=False, engine=piece) is None
-    assert sorted(ran) == sorted([cand, f"arms/tiny/{cand}/p1"] + [f"arms/tiny/{cand}/p1/{task_dir(str(task))}/f{f}"
+    assert sorted(ran) == sorted([cand, f"arms/tiny/{cand}/p1"] + [f"arms/tiny/{cand}/p1/{_task_dir(task)}/f{f}"
                                                                    for f in (0, 1)])
     assert not (out / "ablation.md").exists()
     with pytest.raises(ConfigError, match="--only finetune/tiny/nope/\\* matches no job"):
