@@ -44,11 +44,13 @@ _MERGED = "merged"  # in a pieces.json entry: the archive's file name and the sh
 
 def export_records(out: str | os.PathLike[str], archive: str | os.PathLike[str], manifest: dict) -> dict:
     """OUT/jobs/**.json (records and costs) and ``manifest`` (plus this machine's arithmetic and the
-    number of records) as a ``.tar.xz`` at ``archive``, written atomically. Returns the manifest."""
+    number of records) as a ``.tar.xz`` at ``archive``, written atomically. Returns the manifest.
+    Only what :func:`import_records` takes travels: plain files, whole records and their costs (a
+    damaged record is a job not done, rerun where it is needed)."""
     from biotok_train.ablate.keys import precision_key  # lazy: torch
 
     out, jobs = Path(out), Path(out) / "jobs"
-    files = sorted(p for p in jobs.rglob("*.json")) if jobs.is_dir() else []
+    files = _exportable(out, sorted(jobs.rglob("*.json")) if jobs.is_dir() else [])
     manifest = {**manifest, "precision": precision_key(),
                 "records": sum(1 for p in files if not p.name.endswith(".cost.json"))}
     data = json.dumps(manifest, indent=1, ensure_ascii=False).encode("utf-8")
@@ -59,6 +61,25 @@ def export_records(out: str | os.PathLike[str], archive: str | os.PathLike[str],
         for p in files:
             tar.add(p, arcname=p.relative_to(out).as_posix(), recursive=False, filter=_plain)
     return manifest
+
+
+def _exportable(out: Path, found: list[Path]) -> list[Path]:
+    """The records of ``found`` that import_records accepts, each with its cost when that is JSON."""
+    records, costs = set(), {}
+    for p in found:
+        name = p.relative_to(out).as_posix()
+        try:
+            if p.is_symlink() or not p.is_file() or not _safe_name(name) or p.stat().st_size > MAX_MEMBER:
+                continue
+            key, is_cost = _key(name)
+            obj = json.loads(p.read_bytes().decode("utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError):
+            continue
+        if is_cost and isinstance(obj, dict):
+            costs[key] = p
+        elif not is_cost and _is_record(obj, key):
+            records.add(key)
+    return sorted([out / "jobs" / f"{k}.json" for k in records] + [c for k, c in costs.items() if k in records])
 
 
 def _plain(info: tarfile.TarInfo) -> tarfile.TarInfo:

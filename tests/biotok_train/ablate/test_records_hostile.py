@@ -312,3 +312,24 @@ def test_a_plain_or_gzip_tar_is_read_the_same(tmp_path, home):
                     info("jobs/z/p0.json", record("z/p0")), mode=mode)
         assert R.import_records(path, home)["records"] == 1
     assert (home / "jobs" / "z" / "p0.json").read_bytes() == record("z/p0")
+
+
+def test_export_sends_only_what_import_takes(tmp_path, monkeypatch):
+    """A damaged record, a symlink or a stray cost on the GPU machine made an archive that home
+    would refuse whole (a slot's work lost): export leaves them out, and home takes the rest."""
+    from biotok_train.ablate import keys
+
+    monkeypatch.setattr(keys, "precision_key", lambda: PRECISION)
+    gpu = tmp_path / "gpu" / "jobs"
+    (gpu / "a").mkdir(parents=True)
+    (gpu / "a" / "p0.json").write_bytes(record("a/p0"))
+    (gpu / "a" / "p0.cost.json").write_text('{"wall_s": 1}')
+    (gpu / "a" / "p1.json").write_text('{"key": "a/p1", "inp')  # killed mid-write by an older writer
+    (gpu / "a" / "p1.cost.json").write_text('{"wall_s": 1}')
+    (gpu / "a" / "p2.json").symlink_to(gpu / "a" / "p0.json")
+    (gpu / "a" / "p3.json").write_bytes(record("a/other"))
+    m = R.export_records(tmp_path / "gpu", tmp_path / "p.tar.xz", {"piece": "a"})
+    assert m["records"] == 1
+    with tarfile.open(tmp_path / "p.tar.xz") as tar:
+        assert sorted(tar.getnames()) == ["jobs/a/p0.cost.json", "jobs/a/p0.json", "piece.json"]
+    assert R.import_records(tmp_path / "p.tar.xz", tmp_path / "home") == m
