@@ -161,9 +161,15 @@ def _expanded(f):
 def _safe_name(name: str) -> bool:
     """``jobs/.../NAME.json``: relative, normalized, made of plain names (no '..', no '.', no '//')."""
     p = PurePosixPath(name)
-    return (len(name) <= 1024 and p.as_posix() == name and p.parts[0] == "jobs" and len(p.parts) > 1
-            and name.endswith(".json") and all(_PART.fullmatch(x) and x not in (".", "..") and len(x.encode()) <= 255
-                                               for x in p.parts))
+    plain = all(_PART.fullmatch(x) and x not in (".", "..") and len(x.encode("utf-8", "surrogateescape")) <= 255
+                for x in p.parts)
+    return (plain and len(name) <= 1024 and p.as_posix() == name and p.parts[0] == "jobs" and len(p.parts) > 1
+            and name.endswith(".json"))
+
+
+def _shown(name: str) -> str:
+    """A member's name for the one error line: as it is when printable, else escaped."""
+    return name if name.isprintable() else ascii(name)
 
 
 def _unsafe(m: tarfile.TarInfo) -> str | None:
@@ -209,7 +215,7 @@ def _read_archive(path: Path) -> dict[str, bytes]:
                 raise _Refused(f"it holds more than {MAX_MEMBERS:,} files")
             why = _unsafe(m)
             if why is not None:
-                raise _Refused(f"it holds {m.name} ({why})")
+                raise _Refused(f"it holds {_shown(m.name)} ({why})")
             if m.name in files:
                 raise _Refused(f"it holds {m.name} twice")
             files[m.name] = _read_member(tar, m)
@@ -309,6 +315,7 @@ def import_records(archive: str | os.PathLike[str], out: str | os.PathLike[str],
     again changes nothing. Anything wrong: :class:`ConfigError` in one line, and nothing written.
     """
     import lzma
+    import zlib
 
     path, out = Path(archive), Path(out)
     head = f"{path} is not an archive of ablation records"
@@ -316,7 +323,7 @@ def import_records(archive: str | os.PathLike[str], out: str | os.PathLike[str],
         manifest, records, costs = _checked(_read_archive(path))
     except _Refused as e:
         raise ConfigError(f"{head}: {e}") from None
-    except (OSError, tarfile.TarError, lzma.LZMAError, EOFError, ValueError) as e:
+    except (OSError, tarfile.TarError, lzma.LZMAError, zlib.error, EOFError, ValueError) as e:
         reason = "not found" if isinstance(e, FileNotFoundError) else " ".join(str(e).split()) or type(e).__name__
         raise ConfigError(f"{head} ({reason})") from None
     keys = sorted(k for k in records if select is None or select(k))

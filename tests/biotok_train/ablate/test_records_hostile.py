@@ -333,3 +333,17 @@ def test_export_sends_only_what_import_takes(tmp_path, monkeypatch):
     with tarfile.open(tmp_path / "p.tar.xz") as tar:
         assert sorted(tar.getnames()) == ["jobs/a/p0.cost.json", "jobs/a/p0.json", "piece.json"]
     assert R.import_records(tmp_path / "p.tar.xz", tmp_path / "home") == m
+
+
+@pytest.mark.parametrize("name", ["jobs/a\nb.json", "jobs/a\udcff.json", "jobs/" + "x" * 300 + ".json"])
+def test_a_strange_member_name_is_refused_on_one_line(tmp_path, home, name):
+    path = make(tmp_path / "p.tar", info("piece.json", manifest(0)), info(name, record("x")), mode="w")
+    refused(path, home, "it holds")
+
+
+def test_a_damaged_gzip_archive_is_one_line(tmp_path, home):
+    path = make(tmp_path / "p.tar.gz", info("piece.json", manifest(1)), info("jobs/a/p0.json", record("a/p0") * 200),
+                mode="w:gz")
+    data = path.read_bytes()
+    path.write_bytes(data[:30] + bytes(b ^ 0x5A for b in data[30:60]) + data[60:])
+    refused(path, home, "is not an archive of ablation records")
