@@ -105,6 +105,8 @@ class _Xz:
         self._dec = lzma.LZMADecompressor(lzma.FORMAT_XZ, memlimit=_XZ_MEMLIMIT)
 
     def read(self, n: int) -> bytes:
+        if n <= 0:
+            return b""
         while True:
             if self._dec.eof:  # a second stream may follow (xz allows concatenation)
                 rest = self._dec.unused_data or self._f.read(_BLOCK)
