@@ -136,11 +136,16 @@ class CostReport:
 
 def vocab_cost(name: str, vocab_size: int, sample_pieces: int, sample_bytes: int, corpus_bytes: int,
                config: CostConfig, tokens_per_second: float, reference_tokens: int | None = None) -> VocabCost:
-    """Pure arithmetic: tokens, steps, GPU-hours and parameters of one vocabulary."""
+    """Pure arithmetic: tokens, steps, GPU-hours and parameters of one vocabulary. Sizes whose
+    tokens or hours would pass 2^63 (or overflow a float) are refused: :class:`ConfigError`, never
+    inf, NaN or a 300-digit count."""
     ppb = sample_pieces / sample_bytes
+    _check_estimate(name, "tokens per epoch", ppb * corpus_bytes, corpus_bytes, config, tokens_per_second)
     per_epoch = round(ppb * corpus_bytes)
+    _check_estimate(name, "tokens", per_epoch * config.epochs, corpus_bytes, config, tokens_per_second)
     total = round(per_epoch * config.epochs)
     steps = math.ceil(total / (config.batch_size * config.seq_len))
+    _check_estimate(name, "GPU-hours", total / 3600 / tokens_per_second, corpus_bytes, config, tokens_per_second)
     gpu_hours = total / tokens_per_second / 3600
     emb = vocab_size * config.hidden_size
     out = vocab_size if config.tied_embeddings else vocab_size * config.hidden_size + vocab_size
@@ -150,6 +155,16 @@ def vocab_cost(name: str, vocab_size: int, sample_pieces: int, sample_bytes: int
         wall_hours=gpu_hours / config.gpus, embedding_params=emb, output_params=out,
         relative_tokens=per_epoch / reference_tokens if reference_tokens else 1.0,
     )
+
+
+def _check_estimate(name: str, what: str, value: float, corpus_bytes: int, config: CostConfig,
+                    tokens_per_second: float) -> None:
+    """Refuse an estimate that is not a finite number below 2^63 (an impossible size or speed)."""
+    if math.isfinite(value) and 0 <= value <= INT64_MAX:
+        return
+    raise ConfigError(f"{name}: {config.epochs:g} epoch(s) over {corpus_bytes:,} bytes at {tokens_per_second:g} "
+                      f"tokens/s per GPU gives {what} beyond {INT64_MAX:,}: no estimate can mean anything; check "
+                      "--corpus-size, --epochs and --tokens-per-second")
 
 
 def estimate_cost(

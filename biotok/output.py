@@ -30,6 +30,7 @@ import os
 import re
 import shutil
 import socket
+import stat
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
@@ -442,28 +443,84 @@ def run_lock(directory: PathLike, command: str = "biotok") -> Iterator[Path]:
     """Hold ``DIRECTORY/.biotok.lock`` for the life of a run that writes into a resumable folder
     (probe, ablate): a second run into the same folder is refused at once with one line
     (:class:`OutputExistsError`, exit 2). An advisory ``flock``: the kernel releases it when the
-    holder dies, so a killed run never leaves a stale lock behind."""
+    holder dies, so a killed run never leaves a stale lock behind.
+
+    The lock file is created empty and never written (taking the lock changes no byte of the
+    folder: a ``probe --force`` stopped early leaves the previous probe as it was); the holder is
+    named from the kernel's lock table. It is never followed through a link: a lock file that is a
+    symbolic link, or not a regular file, is refused in one line."""
     import fcntl  # lazy: POSIX only, and only the resumable commands take the lock
 
     d = Path(directory)
-    d.mkdir(parents=True, exist_ok=True)
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise OutputWriteError(os_error_message(e, d)) from None
     path = d / LOCK_NAME
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    fd = _open_lock(path)
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            holder = os.pread(fd, 200, 0).decode("utf-8", "replace").strip() or "another process"
-            raise OutputExistsError(f"{d} is in use by another {command} run ({holder}); wait for it to finish "
-                                    "or choose another --out") from None
-        try:
-            os.ftruncate(fd, 0)
-            os.pwrite(fd, f"pid {os.getpid()} on {_HOST}\n".encode(), 0)
-        except OSError as e:  # a full or read-only disk: name the lock file
-            raise OutputWriteError(os_error_message(e, path)) from None
+            raise OutputExistsError(f"{d} is in use by another {command} run ({_lock_holder(fd)}); wait for it to "
+                                    "finish or choose another --out") from None
         yield path
     finally:
         os.close(fd)  # closing the descriptor releases the lock
+
+
+def _open_lock(path: Path) -> int:
+    """A descriptor of the lock file ``path``, created if missing (O_EXCL), else opened without
+    following a symbolic link (O_NOFOLLOW); a FIFO, a device or a folder there is refused unopened.
+    (A hard link is harmless: the lock file is never written.)"""
+    flags = os.O_RDWR | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+    refuse = OutputExistsError(f"{path} is a link or not a plain file: a lock file is never followed; remove "
+                               "it and run again")
+    for _ in range(3):  # created by O_EXCL, or the one that exists (unless it vanished in between)
+        try:
+            fd = os.open(path, flags | os.O_CREAT | os.O_EXCL, 0o644)
+            break
+        except FileExistsError:
+            pass
+        except OSError as e:
+            raise OutputWriteError(os_error_message(e, path)) from None
+        try:
+            if not stat.S_ISREG(os.lstat(path).st_mode):
+                raise refuse
+            fd = os.open(path, flags)
+            break
+        except FileNotFoundError:
+            continue
+        except OSError as e:
+            if e.errno == errno.ELOOP or os.path.islink(path):
+                raise refuse from None
+            raise OutputWriteError(os_error_message(e, path)) from None
+    else:
+        raise OutputWriteError(os_error_message(OSError(errno.ENOENT, "No such file"), path))
+    if not stat.S_ISREG(os.fstat(fd).st_mode):  # replaced between the check and the open
+        os.close(fd)
+        raise refuse
+    return fd
+
+
+def _lock_holder(fd: int) -> str:
+    """'pid N': the process holding the flock on ``fd``'s file, from the kernel's table
+    (/proc/locks), else what a lock file of an older biotok says, else 'another process'."""
+    st = os.fstat(fd)
+    ident = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+    try:
+        with open("/proc/locks", encoding="ascii", errors="replace") as f:
+            for line in f:
+                parts = line.split()  # '1: FLOCK  ADVISORY  WRITE 2350 fe:00:5325304 0 EOF'
+                if len(parts) > 5 and parts[1] == "FLOCK" and parts[5] == ident and parts[4].isdigit():
+                    return f"pid {parts[4]}"
+    except OSError:
+        pass
+    try:
+        note = os.pread(fd, 200, 0).decode("utf-8", "replace").strip()
+    except OSError:
+        note = ""
+    return note if note.startswith("pid ") and "\n" not in note else "another process"
 
 
 __all__ = [

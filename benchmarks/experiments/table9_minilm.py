@@ -16,6 +16,7 @@ tasks (any registered task: --tasks). Resumable: the same command continues wher
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 import tarfile
@@ -68,11 +69,48 @@ def vocabulary(work: Path, base: Path, size: int) -> Path:
     return out
 
 
+MAX_SEEDS = 100  # fine-tuning seeds of one run (--seeds counts them)
+
+
+def recipe(a: argparse.Namespace, tasks: list[str], corpora: Path, work: Path):
+    """The ablation of this recipe from its flags, checked before any work: --seeds, --steps,
+    --curve, --vocab-size and --workers are this recipe's (a count, not ablate's list of seeds),
+    and each is named as the user typed it. The tokenizer and base are filled in once made."""
+    from biotok.errors import ConfigError
+    from biotok_train.config import AblationConfig, FinetuneConfig, OptimConfig
+
+    if not 1 <= a.seeds <= MAX_SEEDS:
+        raise ConfigError(f"--seeds {a.seeds}: the number of fine-tuning seeds must be between 1 and {MAX_SEEDS}")
+    if a.steps < 1:
+        raise ConfigError(f"--steps {a.steps}: the MLM steps of every pretrained arm must be at least 1")
+    try:
+        curve = tuple(int(s) for s in a.curve.split(",") if s.strip())
+    except ValueError:
+        raise ConfigError(f"--curve {a.curve!r}: give MLM steps separated by commas (e.g. 250,500)") from None
+    if any(not 0 < c < a.steps for c in curve):
+        raise ConfigError(f"--curve {a.curve}: each step must be between 0 and --steps {a.steps} (both excluded: "
+                          "they are always on the curve)")
+    if a.vocab_size < 0:
+        raise ConfigError(f"--vocab-size {a.vocab_size}: give a size, or 0 for the base's")
+    if a.workers < 0:
+        raise ConfigError(f"--workers {a.workers}: give 0 (as many as the cores) or more")
+    quick = a.quick
+    return AblationConfig(
+        tokenizers=(str(work / "biotok"),), corpus=(str(work / "corpus.txt"),), tasks=tuple(tasks),
+        data_dir=str(corpora), base=a.base or "minilm", arms=("general", "continual", "transfer"),
+        transfer_methods=("fvt", "random"), budget=4 if quick else a.steps, batch_size=2 if quick else 8,
+        curve=(2,) if quick else curve, lr=1e-4,
+        seeds=(0,) if quick else tuple(range(a.seeds)), n_words=50 if quick else 1000,
+        finetune=FinetuneConfig(epochs=1 if quick else 2, batch_size=16, max_length=128, max_steps=3 if quick else 0,
+                                train_fraction=0.02 if quick else 0.25, optim=OptimConfig(lr=1e-4)),
+        n_resamples=200 if quick else 2000, seq_len=32 if quick else 128)
+
+
 def main(argv: list[str] | None = None) -> int:
     from biotok.datadir import corpora_dir
     from biotok_train.ablate import run_ablation
     from biotok_train.ablate.report import publish
-    from biotok_train.config import AblationConfig, EngineConfig, FinetuneConfig, OptimConfig
+    from biotok_train.config import EngineConfig
     from biotok_train.tasks import get_task
     from biotok_train.tasks.common import cache_root
 
@@ -95,8 +133,10 @@ def main(argv: list[str] | None = None) -> int:
         for t in tasks:  # a name it cannot use is refused before any work
             get_task(t)
         work = Path(a.work) if a.work else cache_root() / ("table9-minilm-quick" if quick else "table9-minilm")
-        work.mkdir(parents=True, exist_ok=True)
         corpora = corpora_dir() or CORPORA  # $BIOTOK_SHARED_DATA/corpora, else the checkout's ../shared/data/corpora
+        cfg = recipe(a, tasks, corpora, work)  # every number checked before any work, in this recipe's flags
+        engine = EngineConfig(a.engine, a.workers)
+        work.mkdir(parents=True, exist_ok=True)
         corpus = pretraining_text(work, corpora, tasks, 400 if quick else 0)
         if a.base:
             base = Path(a.base)
@@ -104,16 +144,9 @@ def main(argv: list[str] | None = None) -> int:
             from biotok_train.bases import fetch_minilm
 
             base = fetch_minilm()
-        cfg = AblationConfig(
-            tokenizers=(str(vocabulary(work, base, a.vocab_size)),), corpus=(str(work / "corpus.txt"),), tasks=tuple(tasks),
-            data_dir=str(corpora), base=str(base), arms=("general", "continual", "transfer"),
-            transfer_methods=("fvt", "random"), budget=4 if quick else a.steps, batch_size=2 if quick else 8,
-            curve=(2,) if quick else tuple(int(s) for s in a.curve.split(",") if s), lr=1e-4,
-            seeds=(0,) if quick else tuple(range(a.seeds)), n_words=50 if quick else 1000,
-            finetune=FinetuneConfig(epochs=1 if quick else 2, batch_size=16, max_length=128, max_steps=3 if quick else 0,
-                                    train_fraction=0.02 if quick else 0.25, optim=OptimConfig(lr=1e-4)),
-            n_resamples=200 if quick else 2000, seq_len=32 if quick else 128)
-        report = run_ablation(cfg, work / "ablation", engine=EngineConfig(a.engine, a.workers))
+        vocab = vocabulary(work, base, a.vocab_size)
+        cfg = dataclasses.replace(cfg, tokenizers=(str(vocab),), base=str(base))
+        report = run_ablation(cfg, work / "ablation", engine=engine)
         publish(report, Path(a.out), title="Table 9 on a CPU with a real pretrained model: all-MiniLM-L6-v2",
                 command="python -m benchmarks.experiments.table9_minilm " + " ".join(sys.argv[1:] if argv is None else argv),
                 intro=_intro(corpus, base))

@@ -6,32 +6,51 @@ and can send back only small files: :func:`export_records` packs OUT/jobs (each 
 cost, a few kilobytes a job; no model, no prepared data) with a manifest of where and in what
 arithmetic they were made; :func:`import_records` merges such archives into another OUT, where a
 report is then written from the records alone (``EngineConfig.precision``).
+
+An archive comes from another machine: it is read as data, never unpacked. Only regular files
+named ``jobs/...json`` (and the manifest) are accepted, read block by block with bounded sizes
+(:data:`MAX_MEMBER` each, :data:`MAX_EXPANDED` for the whole expanded stream, so a compression
+bomb is refused while it is read), checked by ``tarfile``'s ``data`` filter too, and every record
+must be JSON naming its own key. Everything is checked before anything is written; a record is
+never replaced by a different one (the archive that brought each record is kept in
+OUT/pieces.json, so a conflict names both archives).
 """
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import os
 import re
+import stat
 import tarfile
 from pathlib import Path, PurePosixPath
+from typing import Callable
 
 from biotok.errors import ConfigError
 from biotok.output import atomic_file
 
 MANIFEST = "piece.json"  # inside an archive: where its records were made
-PIECES = "pieces.json"  # in OUT: the manifests of every archive merged there
-_MEMBER = re.compile(r"jobs/[\w.+=/-]+\.json")  # a record or its cost; never a path out of jobs/
+PIECES = "pieces.json"  # in OUT: the manifests of every archive merged there (and what each brought)
+MAX_MEMBER = 16 << 20  # bytes of one record or cost file (a record is a few kilobytes)
+MAX_EXPANDED = 64 << 20  # bytes of the whole archive once decompressed, tar headers included
+MAX_MEMBERS = 100_000  # files in one archive (a grid's piece holds a few hundred)
+_XZ_MEMLIMIT = 256 << 20  # memory liblzma may take to decode (xz -9 needs 65 MiB)
+_BLOCK = 1 << 16
+_PART = re.compile(r"[\w.+=-]+")  # one folder or file name of a member under jobs/
+_MERGED = "merged"  # in a pieces.json entry: the archive's file name and the sha256 of each record it brought
 
 
 def export_records(out: str | os.PathLike[str], archive: str | os.PathLike[str], manifest: dict) -> dict:
     """OUT/jobs/**.json (records and costs) and ``manifest`` (plus this machine's arithmetic and the
-    number of records) as a ``.tar.xz`` at ``archive``, written atomically. Returns the manifest."""
+    number of records) as a ``.tar.xz`` at ``archive``, written atomically. Returns the manifest.
+    Only what :func:`import_records` takes travels: plain files, whole records and their costs (a
+    damaged record is a job not done, rerun where it is needed)."""
     from biotok_train.ablate.keys import precision_key  # lazy: torch
 
     out, jobs = Path(out), Path(out) / "jobs"
-    files = sorted(p for p in jobs.rglob("*.json")) if jobs.is_dir() else []
+    files = _exportable(out, sorted(jobs.rglob("*.json")) if jobs.is_dir() else [])
     manifest = {**manifest, "precision": precision_key(),
                 "records": sum(1 for p in files if not p.name.endswith(".cost.json"))}
     data = json.dumps(manifest, indent=1, ensure_ascii=False).encode("utf-8")
@@ -44,6 +63,25 @@ def export_records(out: str | os.PathLike[str], archive: str | os.PathLike[str],
     return manifest
 
 
+def _exportable(out: Path, found: list[Path]) -> list[Path]:
+    """The records of ``found`` that import_records accepts, each with its cost when that is JSON."""
+    records, costs = set(), {}
+    for p in found:
+        name = p.relative_to(out).as_posix()
+        try:
+            if p.is_symlink() or not p.is_file() or not _safe_name(name) or p.stat().st_size > MAX_MEMBER:
+                continue
+            key, is_cost = _key(name)
+            obj = json.loads(p.read_bytes().decode("utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError):
+            continue
+        if is_cost and isinstance(obj, dict):
+            costs[key] = p
+        elif not is_cost and _is_record(obj, key):
+            records.add(key)
+    return sorted([out / "jobs" / f"{k}.json" for k in records] + [c for k, c in costs.items() if k in records])
+
+
 def _plain(info: tarfile.TarInfo) -> tarfile.TarInfo:
     """No owner, no time: the same records make the same archive."""
     info.uid = info.gid = 0
@@ -52,55 +90,327 @@ def _plain(info: tarfile.TarInfo) -> tarfile.TarInfo:
     return info
 
 
-def import_records(archive: str | os.PathLike[str], out: str | os.PathLike[str]) -> dict:
-    """Merge the records of ``archive`` into OUT/jobs (a record there is replaced by the archive's)
-    and its manifest into OUT/pieces.json. Returns the manifest. A file that is not such an archive,
-    or a member outside jobs/: :class:`ConfigError`, nothing written."""
-    path, out = Path(archive), Path(out)
+# --- reading an archive as data ----------------------------------------------------------------------
+class _Refused(Exception):
+    """Why an archive is not one of ablation records (a few words, for the one error line)."""
+
+
+class _Xz:
+    """An xz file decoded a bounded block at a time, with liblzma's memory bounded too."""
+
+    def __init__(self, f) -> None:
+        import lzma
+
+        self._lzma, self._f = lzma, f
+        self._dec = lzma.LZMADecompressor(lzma.FORMAT_XZ, memlimit=_XZ_MEMLIMIT)
+
+    def read(self, n: int) -> bytes:
+        if n <= 0:
+            return b""
+        while True:
+            if self._dec.eof:  # a second stream may follow (xz allows concatenation)
+                rest = self._dec.unused_data or self._f.read(_BLOCK)
+                if not rest:
+                    return b""
+                self._dec = self._lzma.LZMADecompressor(self._lzma.FORMAT_XZ, memlimit=_XZ_MEMLIMIT)
+                data = self._dec.decompress(rest, n)
+            elif self._dec.needs_input:
+                chunk = self._f.read(_BLOCK)
+                if not chunk:
+                    raise EOFError("the xz stream ends before its end marker: the file is truncated")
+                data = self._dec.decompress(chunk, n)
+            else:
+                data = self._dec.decompress(b"", n)
+            if data:
+                return data
+
+
+class _Bounded:
+    """A stream that refuses to give more than ``limit`` bytes (the expanded archive's bound)."""
+
+    def __init__(self, raw, limit: int) -> None:
+        self._raw, self._left = raw, limit
+
+    def read(self, n: int = -1) -> bytes:
+        want = self._left + 1 if n is None or n < 0 else min(n, self._left + 1)
+        data = self._raw.read(want)
+        self._left -= len(data)
+        if self._left < 0:
+            raise _Refused(f"it expands past {MAX_EXPANDED >> 20} MiB (a piece's records are kilobytes): "
+                           "a compression bomb, or not a piece's archive")
+        return data
+
+
+def _expanded(f):
+    """The tar stream inside ``f`` (xz, gzip, bzip2 or none), decoded on demand and bounded."""
+    head = f.read(6)
+    f.seek(0)
+    if head.startswith(b"\xfd7zXZ\x00"):
+        raw = _Xz(f)
+    elif head.startswith(b"\x1f\x8b"):
+        import gzip
+
+        raw = gzip.GzipFile(fileobj=f, mode="rb")
+    elif head.startswith(b"BZh"):
+        import bz2
+
+        raw = bz2.BZ2File(f)
+    else:
+        raw = f
+    return _Bounded(raw, MAX_EXPANDED)
+
+
+def _safe_name(name: str) -> bool:
+    """``jobs/.../NAME.json``: relative, normalized, made of plain names (no '..', no '.', no '//')."""
+    p = PurePosixPath(name)
+    plain = all(_PART.fullmatch(x) and x not in (".", "..") and len(x.encode("utf-8", "surrogateescape")) <= 255
+                for x in p.parts)
+    return (plain and len(name) <= 1024 and p.as_posix() == name and p.parts[0] == "jobs" and len(p.parts) > 1
+            and name.endswith(".json"))
+
+
+def _shown(name: str) -> str:
+    """A member's name for the one error line: as it is when printable, else escaped."""
+    return name if name.isprintable() else ascii(name)
+
+
+def _unsafe(m: tarfile.TarInfo) -> str | None:
+    """Why member ``m`` may not be read (None: a regular file we read)."""
+    data_filter = getattr(tarfile, "data_filter", None)  # Python >= 3.11.4 / 3.12: the 'data' extraction filter
+    if data_filter is not None:
+        try:
+            data_filter(m, "/biotok-records")
+        except tarfile.FilterError as e:
+            return " ".join(str(e).split())
+    if m.type not in (tarfile.REGTYPE, tarfile.AREGTYPE):
+        what = ("a symbolic link" if m.issym() else "a hard link" if m.islnk() else "a folder" if m.isdir()
+                else "a device" if m.ischr() or m.isblk() else "a FIFO" if m.isfifo() else "not a plain file")
+        return f"{what}: an archive of records holds plain files only"
+    if m.name != MANIFEST and not _safe_name(m.name):
+        return "only jobs/**.json records and piece.json belong in it"
+    if m.size > MAX_MEMBER:
+        return f"{m.size:,} bytes, over the {MAX_MEMBER >> 20} MiB a record may take"
+    return None
+
+
+def _read_member(tar: tarfile.TarFile, m: tarfile.TarInfo) -> bytes:
+    f = tar.extractfile(m)
+    parts, seen = [], 0
+    while block := f.read(_BLOCK):
+        seen += len(block)
+        if seen > MAX_MEMBER:
+            raise _Refused(f"it holds {m.name}, over the {MAX_MEMBER >> 20} MiB a record may take")
+        parts.append(block)
+    return b"".join(parts)
+
+
+def _read_archive(path: Path) -> dict[str, bytes]:
+    """Every member of ``path`` by name, read as data within the bounds; :class:`_Refused` or
+    the reader's own errors otherwise."""
+    st = os.stat(path)
+    if not stat.S_ISREG(st.st_mode):
+        raise _Refused("it is not a file")
+    files: dict[str, bytes] = {}
+    with open(path, "rb") as f, tarfile.open(fileobj=_expanded(f), mode="r|") as tar:
+        for m in tar:
+            if len(files) >= MAX_MEMBERS:
+                raise _Refused(f"it holds more than {MAX_MEMBERS:,} files")
+            why = _unsafe(m)
+            if why is not None:
+                raise _Refused(f"it holds {_shown(m.name)} ({why})")
+            if m.name in files:
+                raise _Refused(f"it holds {m.name} twice")
+            files[m.name] = _read_member(tar, m)
+    return files
+
+
+def _key(name: str) -> tuple[str, bool]:
+    """The job key of member ``jobs/KEY.json`` or ``jobs/KEY.cost.json``, and whether it is the cost."""
+    rel = name[len("jobs/"):]
+    return (rel[: -len(".cost.json")], True) if rel.endswith(".cost.json") else (rel[: -len(".json")], False)
+
+
+def _json(data: bytes, what: str):
     try:
-        with tarfile.open(path, "r:*") as tar:
-            members = tar.getmembers()
-            manifest = json.loads(tar.extractfile(tar.getmember(MANIFEST)).read().decode("utf-8"))
-            bad = [m.name for m in members if m.name != MANIFEST and not (m.isfile() and _safe(m.name))]
-            if bad or not isinstance(manifest, dict) or "precision" not in manifest:
-                raise ConfigError(f"{path} is not an archive of ablation records: "
-                                  f"{'it holds ' + bad[0] if bad else 'its piece.json names no precision'}")
-            files = {m.name: tar.extractfile(m).read() for m in members if m.name != MANIFEST}
-    except (OSError, tarfile.TarError, KeyError, EOFError, ValueError, AttributeError) as e:
+        return json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as e:
+        raise _Refused(f"{what} is not valid JSON ({' '.join(str(e).split())})") from None
+
+
+def _is_record(obj, key: str) -> bool:
+    return isinstance(obj, dict) and obj.get("key") == key and "inputs" in obj and "result" in obj
+
+
+def _checked(files: dict[str, bytes]) -> tuple[dict, dict[str, bytes], dict[str, bytes]]:
+    """The manifest, the records and the costs (by job key) of an archive's members, each checked."""
+    if MANIFEST not in files:
+        raise _Refused(f"it holds no {MANIFEST}")
+    manifest = _json(files[MANIFEST], MANIFEST)
+    if not isinstance(manifest, dict) or not isinstance(manifest.get("precision"), str):
+        raise _Refused(f"its {MANIFEST} names no precision")
+    if _MERGED in manifest:
+        raise _Refused(f"its {MANIFEST} holds '{_MERGED}', which only {PIECES} may")
+    records, costs = {}, {}
+    for name, data in files.items():
+        if name == MANIFEST:
+            continue
+        key, is_cost = _key(name)
+        obj = _json(data, name)
+        if is_cost:
+            if not isinstance(obj, dict):
+                raise _Refused(f"{name} is not a cost (a JSON object)")
+            costs[key] = data
+        elif not isinstance(obj, dict) or obj.get("key") != key:
+            raise _Refused(f"{name} is not the record of job {key} (its key is "
+                           f"{obj.get('key') if isinstance(obj, dict) else 'missing'})")
+        elif not _is_record(obj, key):
+            raise _Refused(f"{name} is not a job record (no inputs or result)")
+        else:
+            records[key] = data
+    n = manifest.get("records")
+    if type(n) is not int or n != len(records):
+        raise _Refused(f"its {MANIFEST} says {n!r} records, it holds {len(records)}")
+    return manifest, records, costs
+
+
+# --- merging -----------------------------------------------------------------------------------------
+def _sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _entries(out: Path) -> list[dict]:
+    try:
+        merged = json.loads((out / PIECES).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    return [e for e in merged if isinstance(e, dict)] if isinstance(merged, list) else []
+
+
+def _existing(dest: Path, key: str) -> bytes | None:
+    """The record at ``dest`` when it is a whole record of ``key`` (a damaged one is None: replaced)."""
+    try:
+        if not stat.S_ISREG(os.lstat(dest).st_mode) or os.path.getsize(dest) > MAX_MEMBER:
+            return None
+        data = dest.read_bytes()
+        return data if _is_record(json.loads(data.decode("utf-8")), key) else None
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+
+
+def _source(entries: list[dict], key: str, sha: str, dest: Path) -> str:
+    """Which merged archive brought the record ``sha`` of ``key`` (else: made in OUT itself)."""
+    for e in entries:
+        m = e.get(_MERGED)
+        if isinstance(m, dict) and isinstance(m.get("sha256"), dict) and m["sha256"].get(key) == sha:
+            return str(m.get("archive"))
+    return f"{dest} (made there, from no merged archive)"
+
+
+def import_records(archive: str | os.PathLike[str], out: str | os.PathLike[str],
+                   select: Callable[[str], bool] | None = None) -> dict:
+    """Merge the records of ``archive`` into OUT/jobs and its manifest into OUT/pieces.json (with
+    the archive's file name and the sha256 of each record it brought). Returns the manifest.
+
+    ``select``: only the records (and costs) of the job keys it accepts are merged; the whole
+    archive is checked all the same. A record already in OUT is kept when equal and refused when
+    different (naming the archive it came from); a damaged one is replaced. Merging the same archive
+    again changes nothing. Anything wrong: :class:`ConfigError` in one line, and nothing written.
+    """
+    import lzma
+    import zlib
+
+    path, out = Path(archive), Path(out)
+    head = f"{path} is not an archive of ablation records"
+    try:
+        manifest, records, costs = _checked(_read_archive(path))
+    except _Refused as e:
+        raise ConfigError(f"{head}: {e}") from None
+    except (OSError, tarfile.TarError, lzma.LZMAError, zlib.error, EOFError, ValueError) as e:
         reason = "not found" if isinstance(e, FileNotFoundError) else " ".join(str(e).split()) or type(e).__name__
-        raise ConfigError(f"{path} is not an archive of ablation records ({reason})") from None
-    for name, data in sorted(files.items()):
-        dest = out / PurePosixPath(name)
+        raise ConfigError(f"{head} ({reason})") from None
+    keys = sorted(k for k in records if select is None or select(k))
+    entries = _entries(out)
+    writes: dict[Path, bytes] = {}
+    for key in keys:
+        dest = out / "jobs" / f"{key}.json"
+        have = _existing(dest, key)
+        if have is not None and have != records[key]:
+            raise ConfigError(f"{path.name} and {_source(entries, key, _sha(have), dest)} hold different records of "
+                              f"job {key}: nothing merged; keep one (remove {dest} to take {path.name}'s)")
+        if have is None:
+            writes[dest] = records[key]
+        cost = out / "jobs" / f"{key}.cost.json"
+        if key in costs and (have is None or not os.path.lexists(cost)):
+            writes[cost] = costs[key]
+    blocked = next((d for d in writes if d.is_dir() or any(
+        q.exists() and not q.is_dir() for q in d.parents if q == out or out in q.parents)), None)
+    if blocked is not None:
+        raise ConfigError(f"cannot merge {path.name} into {out}: a folder or file stands where {blocked} goes; "
+                          "nothing merged")
+    brought = {k: _sha(records[k]) for k in keys}
+    entries, changed = _with_entry(entries, manifest, path.name, brought)
+    for dest, data in writes.items():  # all checked: now each file atomically, pieces.json last
         dest.parent.mkdir(parents=True, exist_ok=True)
         with atomic_file(dest, force=True) as tmp:
             tmp.write_bytes(data)
-    merged = read_pieces(out)
-    merged = [m for m in merged if m != manifest] + [manifest]
-    with atomic_file(out / PIECES, force=True) as tmp:
-        tmp.write_text(json.dumps(merged, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    if changed:
+        out.mkdir(parents=True, exist_ok=True)
+        with atomic_file(out / PIECES, force=True) as tmp:
+            tmp.write_text(json.dumps(entries, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     return manifest
 
 
-def _safe(name: str) -> bool:
-    return _MEMBER.fullmatch(name) is not None and ".." not in PurePosixPath(name).parts
+def _with_entry(entries: list[dict], manifest: dict, name: str, brought: dict[str, str]) -> tuple[list[dict], bool]:
+    """pieces.json's entries with this merge in: the entry of the same manifest and archive name
+    gains the records it did not list yet (a manifest merged before this bookkeeping is replaced
+    in place); otherwise a new entry at the end. Also whether anything changed."""
+    new = {**manifest, _MERGED: {"archive": name, "sha256": dict(sorted(brought.items()))}}
+    for i, e in enumerate(entries):
+        m = e.get(_MERGED)
+        if m is None and e == manifest:
+            return entries[:i] + [new] + entries[i + 1:], True
+        same = {k: v for k, v in e.items() if k != _MERGED} == manifest
+        if isinstance(m, dict) and m.get("archive") == name and same:
+            shas = m.get("sha256") if isinstance(m.get("sha256"), dict) else {}
+            union = dict(sorted({**shas, **brought}.items()))
+            if union == shas:
+                return entries, False
+            return entries[:i] + [{**manifest, _MERGED: {"archive": name, "sha256": union}}] + entries[i + 1:], True
+    return entries + [new], True
 
 
 def read_pieces(out: str | os.PathLike[str]) -> list[dict]:
-    """The manifests merged into OUT (an empty list before any)."""
-    try:
-        merged = json.loads((Path(out) / PIECES).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return []
-    return merged if isinstance(merged, list) else []
+    """The manifests merged into OUT, in merge order, each once (an empty list before any)."""
+    seen: list[dict] = []
+    for e in _entries(Path(out)):
+        m = {k: v for k, v in e.items() if k != _MERGED}
+        if m not in seen:
+            seen.append(m)
+    return seen
 
 
+def merged_from(out: str | os.PathLike[str]) -> dict[str, str]:
+    """Job key -> the file name of the (first) archive that brought its record into OUT."""
+    found: dict[str, str] = {}
+    for e in _entries(Path(out)):
+        m = e.get(_MERGED)
+        if isinstance(m, dict) and isinstance(m.get("sha256"), dict):
+            for key in m["sha256"]:
+                found.setdefault(key, str(m.get("archive")))
+    return found
+
+
+# --- one big input file, carried compressed ----------------------------------------------------------
 def pack_file(src: str | os.PathLike[str], dest: str | os.PathLike[str]) -> str:
     """``src`` xz-compressed into ``dest`` (atomically); returns its sha256, for :func:`unpack_file`."""
-    import hashlib
     import lzma
 
     sha = hashlib.sha256()
-    with open(src, "rb") as f, atomic_file(Path(dest), force=True) as tmp, lzma.open(tmp, "wb", preset=6) as z:
+    try:
+        f = open(src, "rb")
+    except OSError as e:
+        raise ConfigError(f"cannot read {src}: {e.strerror or e}") from None
+    with f, atomic_file(Path(dest), force=True) as tmp, lzma.open(tmp, "wb", preset=6) as z:
         for block in iter(lambda: f.read(1 << 20), b""):
             sha.update(block)
             z.write(block)
@@ -108,19 +418,26 @@ def pack_file(src: str | os.PathLike[str], dest: str | os.PathLike[str]) -> str:
 
 
 def unpack_file(src: str | os.PathLike[str], dest: str | os.PathLike[str], sha256: str) -> None:
-    """:func:`pack_file`'s ``src`` back into ``dest``, refused (nothing written) unless it gives ``sha256``."""
-    import hashlib
+    """:func:`pack_file`'s ``src`` back into ``dest``, refused (nothing written) unless it gives
+    ``sha256``; a damaged or truncated ``src`` is one :class:`ConfigError`."""
     import lzma
 
     sha = hashlib.sha256()
-    with lzma.open(src, "rb") as z, atomic_file(Path(dest), force=True) as tmp:
-        with open(tmp, "wb") as f:
-            for block in iter(lambda: z.read(1 << 20), b""):
-                sha.update(block)
-                f.write(block)
-        if sha.hexdigest() != sha256:
-            raise ConfigError(f"{src} does not give the file that was packed (sha256 {sha.hexdigest()[:12]}, not "
-                              f"{sha256[:12]}): pack it again")
+    try:
+        with lzma.open(src, "rb") as z, atomic_file(Path(dest), force=True) as tmp:
+            with open(tmp, "wb") as f:
+                for block in iter(lambda: z.read(1 << 20), b""):
+                    sha.update(block)
+                    f.write(block)
+            if sha.hexdigest() != sha256:
+                raise ConfigError(f"{src} does not give the file that was packed (sha256 {sha.hexdigest()[:12]}, "
+                                  f"not {sha256[:12]}): pack it again")
+    except (lzma.LZMAError, EOFError) as e:
+        raise ConfigError(f"{src} is damaged ({' '.join(str(e).split())}): pack it again") from None
+    except FileNotFoundError as e:
+        if Path(e.filename or "") != Path(src):
+            raise
+        raise ConfigError(f"cannot read {src}: not found; pack it again") from None
 
 
 def recorded_precision(out: str | os.PathLike[str]) -> str | None:
@@ -133,5 +450,5 @@ def recorded_precision(out: str | os.PathLike[str]) -> str | None:
     return found[0] if found else None
 
 
-__all__ = ["MANIFEST", "PIECES", "export_records", "import_records", "pack_file", "read_pieces", "recorded_precision",
-           "unpack_file"]
+__all__ = ["MANIFEST", "MAX_EXPANDED", "MAX_MEMBER", "MAX_MEMBERS", "PIECES", "export_records", "import_records",
+           "merged_from", "pack_file", "read_pieces", "recorded_precision", "unpack_file"]

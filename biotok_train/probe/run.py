@@ -13,6 +13,7 @@ command with ``--force`` continues it), and swaps it onto ``OUT`` only once it i
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import re
@@ -296,17 +297,18 @@ def run_probe(cfg: ProbeConfig, out: str | Path, *, force: bool = False, progres
     keys = (_data_sha256(train, held), hashlib.sha256(json.dumps(recipe, sort_keys=True).encode()).hexdigest())
     created = not out.exists()
     try:
-        with run_lock(out, "probe"):
+        with run_lock(out, "probe"):  # changes no byte of OUT: with --force it stays whole until the swap
             _check_out(out, inputs)  # again, now that no other probe writes there
             work = _work_folder(out, recipe, force)
-            arms = _arms(cfg, train, held, toks, norms)
-            chars = np.array([len(d) for d in held], dtype=np.float64)
-            runs, timings = _train_all(cfg, arms, work, chars, keys, progress)
-            report = build_report(cfg, arms, runs, chars, sum(len(d) for d in train), len(train), how)
-            report.timings = {k: timings[k] for k in (f"{a}/seed{s}" for a in runs for s in runs[a])}
-            write_report(report, work, out)
-            if work != out:
-                replace_directory(work, out, inputs, MARKER)
+            with run_lock(work, "probe") if work != out else contextlib.nullcontext():  # OUT's lock after the swap
+                arms = _arms(cfg, train, held, toks, norms)
+                chars = np.array([len(d) for d in held], dtype=np.float64)
+                runs, timings = _train_all(cfg, arms, work, chars, keys, progress)
+                report = build_report(cfg, arms, runs, chars, sum(len(d) for d in train), len(train), how)
+                report.timings = {k: timings[k] for k in (f"{a}/seed{s}" for a in runs for s in runs[a])}
+                write_report(report, work, out)
+                if work != out:
+                    replace_directory(work, out, inputs, MARKER)
     except BaseException:
         if created and out.is_dir() and not _contents(out):
             shutil.rmtree(out, ignore_errors=True)  # nothing but the lock: leave no empty folder behind

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from biotok.errors import ConfigError, OutputExistsError
+from biotok.errors import ConfigError, OutputExistsError, OutputWriteError
 from biotok.output import atomic_directory, atomic_file, check_writable, is_biotok_output
 
 
@@ -118,13 +118,55 @@ def test_run_lock_refuses_a_second_run_and_frees_on_exit(tmp_path):
         stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout.readline().strip() == "held"
-        with pytest.raises(OutputExistsError, match=f"in use by another probe run \\(pid {holder.pid} "):
+        with pytest.raises(OutputExistsError, match=f"in use by another probe run \\(pid {holder.pid}\\)"):
             with run_lock(out, "probe"):
                 pass
     finally:
         holder.kill()
         holder.wait()
     with run_lock(out, "probe") as lock:  # a killed holder leaves no stale lock
-        assert lock.read_text().startswith(f"pid {os.getpid()} ")
+        assert lock.is_file()
     with run_lock(out):  # released on exit, so a rerun takes it again
         pass
+
+
+def test_run_lock_changes_no_byte_of_the_folder(tmp_path):
+    """The lock wrote its holder into the lock file: a ``probe --force`` stopped early changed the
+    previous probe's bytes. Now the lock file is created empty and never written."""
+    from biotok.output import LOCK_NAME, run_lock
+
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / LOCK_NAME).write_text("pid 1 on abcdef\n")  # left by an older biotok
+    with run_lock(out, "probe"):
+        pass
+    assert (out / LOCK_NAME).read_text() == "pid 1 on abcdef\n"
+    with run_lock(tmp_path / "new", "probe") as lock:
+        assert lock.read_bytes() == b""
+
+
+@pytest.mark.parametrize("kind", ["symlink", "dangling", "fifo", "folder"])
+def test_run_lock_never_follows_a_link(tmp_path, kind):
+    """A symlinked lock file was opened through the link and its target overwritten; now refused in
+    one line, and the target keeps its bytes (a dangling link creates nothing; a FIFO is never opened)."""
+    from biotok.output import LOCK_NAME, run_lock
+
+    out, victim = tmp_path / "run", tmp_path / "victim.txt"
+    out.mkdir()
+    if kind == "symlink":
+        victim.write_bytes(b"precious\n")
+        (out / LOCK_NAME).symlink_to(victim)
+    elif kind == "dangling":
+        (out / LOCK_NAME).symlink_to(victim)
+    elif kind == "fifo":
+        os.mkfifo(out / LOCK_NAME)
+    else:
+        (out / LOCK_NAME).mkdir()
+    with pytest.raises((OutputExistsError, OutputWriteError)) as e:
+        with run_lock(out, "probe"):
+            pass
+    assert "\n" not in str(e.value) and str(out / LOCK_NAME) in str(e.value)
+    if kind == "symlink":
+        assert victim.read_bytes() == b"precious\n"
+    elif kind == "dangling":
+        assert not victim.exists()

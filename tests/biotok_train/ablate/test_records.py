@@ -83,7 +83,8 @@ def test_a_bad_archive_is_one_error_and_writes_nothing(tmp_path, case, reason):
 def test_pieces_of_two_arithmetics_make_no_report(tmp_path):
     home = tmp_path / "home"
     for i, precision in enumerate(("cuda:bf16", "cuda:fp32")):
-        _tar(tmp_path / f"p{i}.tar.xz", {"piece.json": json.dumps({"precision": precision, "piece": i}).encode()})
+        manifest = {"precision": precision, "piece": i, "records": 0}
+        _tar(tmp_path / f"p{i}.tar.xz", {"piece.json": json.dumps(manifest).encode()})
         import_records(tmp_path / f"p{i}.tar.xz", home)
     assert recorded_precision(tmp_path / "empty") is None
     with pytest.raises(ConfigError, match="made in cuda:bf16 and cuda:fp32: one report needs one arithmetic"):
