@@ -99,6 +99,6 @@ def write_artifact(
             **provenance,
         }
         (tmp / MARKER).write_text(_dump(meta), encoding="utf-8")
-        write_card(tmp, tokenizer_card(Path(out).name, meta, current_command()))
+        write_card(tmp, tokenizer_card(str(out), meta, current_command()))
     return Path(out)
 

@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
 from pathlib import Path
 from typing import Any, Mapping
 
-from biotok.card import (ModelCard, code_block, code_span, command_section, current_command, files_table, md_text,
-                         py_str, versions_line, write_card)
+from biotok.card import (ModelCard, code_block, code_span, command_section, current_command, files_table,
+                         folder_name, hub_id, md_text, py_str, sh_quote, versions_line, write_card)
 from biotok.output import atomic_file
 
 RUN_META = "biotok_pretrain.json"  # = biotok_train.pretrain.checkpoint.RUN_META (that module imports torch)
@@ -79,7 +78,8 @@ def vocabulary_section(meta: Mapping[str, Any] | None, name: str | None = None) 
 
 # --- pretraining runs ----------------------------------------------------------------------------
 def pretrain_card(run_dir: str | os.PathLike[str], command: str | None = None) -> ModelCard:
-    """The card of a pretraining run folder, from its biotok_pretrain.json, its heldout.json (when
+    """The card of a pretraining run folder (as the user gave it: the usage snippet loads it from
+    there), from its biotok_pretrain.json, its heldout.json (when
     it scores the saved step), the prepared data's meta.json and the tokenizer's biotok.json."""
     run = Path(run_dir)
     meta = _read_json(run / RUN_META) or {}
@@ -122,18 +122,18 @@ def pretrain_card(run_dir: str | os.PathLike[str], command: str | None = None) -
             f"{'left' if held.get('left_plateau') else 'still on'} the unigram plateau.",
         ])
     usage = code_block("from transformers import pipeline\n"
-                       f"fill = pipeline(\"fill-mask\", model={py_str(run.name + ('/generator' if electra else ''))})\n"
+                       f"fill = pipeline(\"fill-mask\", model={py_str(str(run / 'generator') if electra else str(run))})\n"
                        "fill(f\"le patient présente une {fill.tokenizer.mask_token} .\")", "python")
     tags = ["biotok", "biomedical", objective, "electra" if electra else arch]
     if not electra:
         tags.insert(1, "fill-mask")
     return ModelCard(
-        title=f"{md_text(run.name)}: a biotok {'ELECTRA' if electra else arch.upper()} pretraining run",
+        title=f"{md_text(folder_name(run))}: a biotok {'ELECTRA' if electra else arch.upper()} pretraining run",
         summary=("A model pretrained with `biotok-train`. It loads without biotok "
                  f"(`AutoModelFor{'PreTraining' if electra else 'MaskedLM'}` and `AutoTokenizer` on this folder); "
                  "`checkpoint/` holds the training state that `--resume` continues."),
         metadata={"library_name": "transformers", "pipeline_tag": None if electra else "fill-mask",
-                  "tags": tags, "base_model": init},
+                  "tags": tags, "base_model": hub_id(init)},
         sections=[("How it was made", "\n".join(made)), ("Evaluation", scores),
                   ("Vocabulary", vocabulary_section(vocab, tok.get("name"))),
                   ("Command", command_section(command)), ("Usage", usage)],
@@ -154,7 +154,8 @@ def write_pretrain_card(run_dir: str | os.PathLike[str], command: str | None = N
 def finetune_card(result: Mapping[str, Any], *, has_model: bool, name: str,
                   command: str | None = None) -> ModelCard:
     """The card of a fine-tuning output folder from its results.json content ``result`` (a
-    :meth:`FinetuneResult.to_dict`); ``has_model``: the fine-tuned model is saved beside it."""
+    :meth:`FinetuneResult.to_dict`); ``has_model``: the fine-tuned model is saved beside it;
+    ``name``: the folder as the user gave it (the usage snippet loads it from there)."""
     task = result.get("task", "?")
     info = result.get("task_info", {}) or {}
     cfg = result.get("config", {}) or {}
@@ -195,11 +196,11 @@ def finetune_card(result: Mapping[str, Any], *, has_model: bool, name: str,
         usage = ("This folder holds the scores and predictions only (no model): `predictions.jsonl` has every "
                  "test prediction with its gold answer.")
     return ModelCard(
-        title=f"{md_text(name)}: {md_text(Path(str(result.get('model'))).name)} fine-tuned on {md_text(result.get('dataset'))}",
+        title=f"{md_text(folder_name(name))}: {md_text(folder_name(result.get('model')))} fine-tuned on {md_text(result.get('dataset'))}",
         summary=("Fine-tuned with `biotok-train finetune`; results.json holds every number below, "
                  "predictions.jsonl every test prediction."),
         metadata={"library_name": "transformers" if has_model else None, "pipeline_tag": pipe if has_model else None,
-                  "tags": ["biotok", "biomedical", task], "base_model": result.get("model"),
+                  "tags": ["biotok", "biomedical", task], "base_model": hub_id(result.get("model")),
                   "datasets": [result.get("dataset")], "metrics": list(metrics)},
         sections=[("Test scores", scores), ("How it was made", "\n".join(setup)),
                   ("Command", command_section(command)), ("Usage", usage)],
@@ -215,7 +216,8 @@ def write_finetune_card(folder: str | os.PathLike[str], result: Mapping[str, Any
 
 # --- transfer ------------------------------------------------------------------------------------
 def transfer_card(provenance: Mapping[str, Any], name: str, command: str | None = None) -> ModelCard:
-    """The card of a transfer output from its transfer.json content ``provenance``."""
+    """The card of a transfer output from its transfer.json content ``provenance``; ``name``: the
+    folder as the user gave it (the usage snippet loads it from there)."""
     model = provenance.get("model", {}) or {}
     new = provenance.get("new_tokenizer", {}) or {}
     old = provenance.get("old_tokenizer", {}) or {}
@@ -236,13 +238,14 @@ def transfer_card(provenance: Mapping[str, Any], name: str, command: str | None 
         made += ["", "| source weights | sha256 |", "|---|---|"] + [f"| {code_span(k)} | `{v}` |" for k, v in weights.items()]
     usage = (code_block(f"from transformers import pipeline\nfill = pipeline(\"fill-mask\", model={py_str(name)})", "python")
              + "\n\nContinue its pretraining on the new vocabulary: "
-             + code_span(f"biotok-train mlm DATA --init-from {shlex.quote(str(name))} ...") + ".")
+             + code_span(f"biotok-train mlm DATA --init-from {sh_quote(name)} ...") + ".")
     return ModelCard(
-        title=f"{md_text(name)}: {code_span(model.get('path'))} with a new vocabulary ({method})",
+        title=f"{md_text(folder_name(name))}: {code_span(model.get('path'))} with a new vocabulary ({method})",
         summary=("The source model's embeddings, tied output layer and MLM bias rebuilt for a new tokenizer by "
                  "`biotok-train transfer`; transfer.json records how every row was made."),
         metadata={"library_name": "transformers", "pipeline_tag": "fill-mask" if not model.get("generator") else None,
-                  "tags": ["biotok", "vocabulary-transfer", method, "biomedical"], "base_model": model.get("path")},
+                  "tags": ["biotok", "vocabulary-transfer", method, "biomedical"],
+                  "base_model": hub_id(model.get("path"))},
         sections=[("How it was made", "\n".join(made)),
                   ("New vocabulary", vocabulary_section(tokenizer_meta(new.get("source")), new.get("name"))),
                   ("Command", command_section(command)), ("Usage", usage)],
