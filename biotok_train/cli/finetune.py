@@ -12,7 +12,7 @@ from pathlib import Path
 
 import click
 
-from biotok.cli.options import (GreedyOption, data_dir_option, default_of, force_option, progress_option,
+from biotok.cli.options import (GreedyOption, data_dir_option, default_of, force_option, progress_lines_option,
                                 quiet_option)
 from biotok.errors import ConfigError
 from biotok_train.cli.options import finetune_options, recipe_options, stack
@@ -78,7 +78,7 @@ cache_option = click.option(
               help="Write results.json, predictions.jsonl (and test_predictions.tsv) here.")
 @force_option
 @quiet_option
-@progress_option
+@progress_lines_option
 def finetune_cmd(model, task_name, task_type, train_file, dev_file, test_file, labels, list_tasks, data_dir, cache,
                  out, force, quiet, progress, **options) -> None:
     """Fine-tune MODEL on a named task, or on your own files, and score test with the task's metric.
@@ -131,7 +131,7 @@ def finetune_cmd(model, task_name, task_type, train_file, dev_file, test_file, l
               help="Write bench.md, bench.json, bench.png and runs/ here.")
 @force_option
 @quiet_option
-@progress_option
+@progress_lines_option
 def bench_cmd(model, suite, seeds, tasks, data_dir, cache, out, force, quiet, progress, **options) -> None:
     """Fine-tune MODEL on a suite's tasks over seeds: each task's benchmark score and the suite score.
 
