@@ -133,7 +133,7 @@ def hub_id(name: Any) -> str | None:
     s = str(name)
     if Path(s).expanduser().exists() or s.endswith(".git") or "--" in s or ".." in s:
         return None
-    from biotok.formats.hub import REGISTRY  # a biotok alias names a Hub repository
+    from biotok.formats.hub import REGISTRY  # lazy: the alias registry, only when a card names a model
 
     if s.lower() in REGISTRY:
         return REGISTRY[s.lower()].repo_id

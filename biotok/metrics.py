@@ -445,7 +445,7 @@ def count(
     counters = [PieceCounter(t) for t in tokenizers]
     if max_lines is not None:
         lines = islice(lines, max_lines)
-    from biotok.progress import Progress  # a bar on a terminal, a line every 30 s off it
+    from biotok.progress import Progress  # lazy: tqdm behind it, only when measuring
 
     bar = Progress(max_lines, "measuring", unit="line", enabled=progress, leave=False)
     # Pipeline: a worker thread runs the next encode_batch (Rust, GIL released) while this

@@ -121,8 +121,11 @@ def pretrain_card(run_dir: str | os.PathLike[str], command: str | None = None) -
             "", f"Gap to the floor {_g(held.get('gap'))} [{_g(held.get('gap_low'))}, {_g(held.get('gap_high'))}]: "
             f"{'left' if held.get('left_plateau') else 'still on'} the unigram plateau.",
         ])
-    usage = code_block("from transformers import pipeline\n"
-                       f"fill = pipeline(\"fill-mask\", model={py_str(str(run / 'generator') if electra else str(run))})\n"
+    where = py_str(str(run))  # the folder as given: the snippet runs from there (biotok push swaps in the repo)
+    load = (f"AutoModelForMaskedLM.from_pretrained({where}, subfolder=\"generator\"), tokenizer={where}"
+            if electra else where)  # ELECTRA: the generator fills masks, the tokenizer is the folder's
+    usage = code_block(f"from transformers import {'AutoModelForMaskedLM, ' if electra else ''}pipeline\n"
+                       f"fill = pipeline(\"fill-mask\", model={load})\n"
                        "fill(f\"le patient présente une {fill.tokenizer.mask_token} .\")", "python")
     tags = ["biotok", "biomedical", objective, "electra" if electra else arch]
     if not electra:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import click
 
 from biotok.cli.options import default_of, field_option, force_option, progress_lines_option, progress_option
+from biotok.cli.push import push_and_say, push_to_hub_option
 from biotok_train.cli.options import report_to_option, stack
 from biotok_train.config import (
     COMPILE_MODES, OPTIMIZERS, SCHEDULES, SIZES, OptimConfig, PrepareConfig, PretrainConfig,
@@ -75,11 +76,12 @@ train_options = stack(
     report_to_option,
     force_option,
     progress_lines_option,
+    push_to_hub_option,
 )
 
 
 def _run(data: str, out: str | None, resume: bool, tokenizer: str | None, progress: bool, force: bool,
-         **options) -> None:
+         push_to_hub: str | None, **options) -> None:
     """Check the data (and tokenizer), pretrain, print one summary line."""
     from biotok_train.pretrain.loop import pretrain
     from biotok_train.pretrain.prepare import check_tokenizer
@@ -102,6 +104,7 @@ def _run(data: str, out: str | None, resume: bool, tokenizer: str | None, progre
                    "(not held-out: pass --heldout DATA for the [MASK] loss beside its floors)")
     click.echo(f"{r.out}: {r.steps} steps, {quality}, "
                f"{r.tokens_per_second:,.0f} tokens/s, MFU {mfu}, {r.num_params / 1e6:.1f} M parameters")
+    push_and_say(r.out, push_to_hub)
 
 
 def _loss_words(metrics: dict, config: PretrainConfig) -> str:

@@ -196,7 +196,11 @@ def test_electra_run_card(data, tmp_path):
                                   "--out", str(out), "--no-progress", "--report-to", "none"])
     assert r.exit_code == 0, r.output
     meta, text = _card(out)
-    assert "electra" in meta["tags"] and "pipeline_tag" not in meta and "/generator" in text
+    assert "electra" in meta["tags"] and "pipeline_tag" not in meta and 'subfolder="generator"' in text
+    (snippet,) = _python_blocks(text)
+    scope: dict = {}
+    exec(snippet.replace("fill(f", "out = fill(f"), scope)  # noqa: S102 - the card's snippet: the generator fills
+    assert scope["out"] and all(0 <= o["score"] <= 1 for o in scope["out"])
 
 
 def _python_blocks(text):
