@@ -148,6 +148,11 @@ def code_span(text: Any) -> str:
     return f"{fence}{pad}{t}{pad}{fence}"
 
 
+def cell_code(text: Any) -> str:
+    """A code span inside a table cell: its ``|`` escaped, which GFM tables would split on."""
+    return code_span(text).replace("|", "\\|")
+
+
 def code_block(text: str, lang: str = "") -> str:
     """A fenced code block whose fence is longer than any run of backticks in ``text`` (a name
     holding a code fence stays inside the block)."""
@@ -178,8 +183,8 @@ def files_table(files: Sequence[Mapping[str, Any]]) -> str:
         return ""
     rows = ["| file | bytes | lines | sha256 |", "|---|---:|---:|---|"]
     for f in files:
-        rows.append(f"| {code_span(Path(str(f.get('path') or '-')).name)} | {_count(f.get('bytes'))} | "
-                    f"{_count(f.get('lines'))} | `{f.get('sha256') or '-'}` |")
+        rows.append(f"| {cell_code(Path(str(f.get('path') or '-')).name)} | {_count(f.get('bytes'))} | "
+                    f"{_count(f.get('lines'))} | {cell_code(f.get('sha256') or '-')} |")
     return "\n".join(rows)
 
 
@@ -188,7 +193,8 @@ def _count(n: Any) -> str:
 
 
 def versions_line(versions: Mapping[str, str]) -> str:
-    return ", ".join(f"{k} {v}" for k, v in versions.items())
+    """``biotok 0.9, tokenizers 0.23.2``: the library versions, as literal Markdown."""
+    return md_text(", ".join(f"{k} {v}" for k, v in versions.items()))
 
 
 def tokenizer_card(name: str, meta: Mapping[str, Any], command: str | None = None) -> ModelCard:
@@ -198,9 +204,10 @@ def tokenizer_card(name: str, meta: Mapping[str, Any], command: str | None = Non
     norm = cfg.get("normalize") or {}
     corpus = meta.get("corpus") or {}  # None: trained from counts files without their record
     algo, backend = cfg.get("algo", "?"), cfg.get("backend", "?")
-    switches = ", ".join(f"{k}={v}" for k, v in norm.items()) or "none"
+    switches = md_text(", ".join(f"{k}={v}" for k, v in norm.items()) or "none")
     made = "\n".join([
-        f"- algorithm: **{algo}** (trained with {backend}), {_count(meta.get('vocab_size', cfg.get('vocab_size')))} pieces, seed {cfg.get('seed')}",
+        f"- algorithm: **{md_text(algo)}** (trained with {md_text(backend)}), "
+        f"{_count(meta.get('vocab_size', cfg.get('vocab_size')))} pieces, seed {md_text(cfg.get('seed'))}",
         f"- normalization (saved inside tokenizer.json): {switches}",
         f"- corpus: {_count(corpus.get('lines'))} lines, {_count(corpus.get('words'))} words, "
         f"{_count(corpus.get('characters'))} characters",
@@ -210,7 +217,7 @@ def tokenizer_card(name: str, meta: Mapping[str, Any], command: str | None = Non
                        f"tok = AutoTokenizer.from_pretrained({py_str(name)})\n"
                        "tok.tokenize(\"L’hôpital, 2,5 mg/kg d’acétyltransférase.\")", "python")
     return ModelCard(
-        title=f"{md_text(folder_name(name))}: a biotok {algo} tokenizer",
+        title=f"{md_text(folder_name(name))}: a biotok {md_text(algo)} tokenizer",
         summary=("A biomedical vocabulary trained with biotok. "
                  "It loads without biotok: `transformers.AutoTokenizer.from_pretrained` on this folder "
                  "normalizes exactly as biotok does."),
@@ -220,6 +227,6 @@ def tokenizer_card(name: str, meta: Mapping[str, Any], command: str | None = Non
     )
 
 
-__all__ = ["CARD", "ModelCard", "code_block", "code_span", "command_section", "current_command", "files_table",
+__all__ = ["CARD", "ModelCard", "cell_code", "code_block", "code_span", "command_section", "current_command", "files_table",
            "folder_name", "hub_id", "md_text", "parse_front_matter", "py_str", "set_command", "sh_quote",
            "tokenizer_card", "versions_line", "write_card"]

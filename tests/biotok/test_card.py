@@ -101,3 +101,57 @@ def test_recorded_command_stays_on_one_line_and_runs_in_bash(tmp_path):
         pytest.skip("no bash")
     got = subprocess.run(["bash", "-c", f"printf %s {quoted}"], capture_output=True, check=True).stdout
     assert got.decode("utf-8") == word
+
+
+HOSTILE = "x\n```\n# second title\n<img src=x onerror=alert(1)>|*a*"
+
+
+def _hostile(obj):
+    """``obj`` with every string value (not the keys that select behaviour) replaced by markup."""
+    if isinstance(obj, dict):
+        return {k: _hostile(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_hostile(v) for v in obj]
+    return HOSTILE if isinstance(obj, str) else obj
+
+
+def _assert_whole(card_text: str, fences: list[str]) -> None:
+    from markdown_it import MarkdownIt
+
+    body = card_text.split("---\n", 2)[2]
+    md = MarkdownIt("commonmark").enable("table")
+    tokens = md.parse(body)
+    assert [t.tag for t in tokens if t.type == "heading_open"].count("h1") == 1
+    assert not [t for t in tokens if t.type in ("html_block", "html_inline")]
+    assert [t.info for t in tokens if t.type == "fence"] == fences
+    assert "<img" not in md.render(body)
+    parse_front_matter(card_text)  # the front matter still parses
+
+
+def test_every_card_field_from_a_received_json_stays_literal(tmp_path):
+    """Issue 40 item 7 (the shared writer escapes every field, for every command): biotok.json,
+    results.json and transfer.json may come from elsewhere; markup in any of their strings stays text."""
+    from biotok.card import tokenizer_card
+    from biotok_train.cards import finetune_card, transfer_card, vocabulary_section
+
+    meta = _hostile({"config": {"algo": "unigram", "backend": "sentencepiece", "seed": "s",
+                                "normalize": {"lowercase": "yes"}},
+                     "corpus": {"lines": 3, "files": [{"path": "a.txt", "bytes": 1, "sha256": "ab"}]},
+                     "versions": {"biotok": "1"}})
+    _assert_whole(tokenizer_card(str(tmp_path / "tok"), meta, "biotok train c.txt").render(), ["bash", "python"])
+    result = _hostile({"task": "ner", "dataset": "d", "model": "m", "dev_metric": "f1", "best_epoch": "e",
+                       "metrics": {"f1": 0.5, HOSTILE: 0.1}, "labels": ["B-X"],
+                       "task_info": {"description": "d", "scheme": "s", "metric": "f1"},
+                       "config": {"epochs": "e", "seed": "s", "optim": {"lr": "l"}}})
+    result["task"] = "ner"
+    _assert_whole(finetune_card(result, has_model=True, name=str(tmp_path / "ner"), command="c").render(),
+                  ["bash", "python"])
+    prov = _hostile({"model": {"path": "p", "architecture": "a", "generator": "g", "weights_sha256": {"f": "v"}},
+                     "new_tokenizer": {"name": "n", "fingerprint": "f"}, "old_tokenizer": {"name": "o"},
+                     "method": "fvt", "seed": "s", "counts": {"copied": 1}, "vocab_size": {"old": "o"},
+                     "versions": {"torch": "t"}})
+    _assert_whole(transfer_card(prov, HOSTILE, "c").render(), ["bash", "python"])
+    from markdown_it import MarkdownIt
+
+    tokens = MarkdownIt("commonmark").enable("table").parse(vocabulary_section(meta, HOSTILE))
+    assert not [t for t in tokens if t.type in ("html_block", "html_inline", "heading_open", "fence")]
