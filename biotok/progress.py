@@ -9,6 +9,7 @@ of a job that has several (``biotok report``: a line per part off a terminal). B
 
 from __future__ import annotations
 
+import logging
 import math
 import os
 import sys
@@ -192,4 +193,21 @@ class _Phase:
         p.printed_n = p.n  # no extra summary line at the end
 
 
-__all__ = ["EVERY", "EVERY_ENV", "Phases", "Progress", "duration", "every_seconds", "on_terminal"]
+class BarSafeHandler(logging.StreamHandler):
+    """A log handler that writes above a running tqdm bar (``tqdm.write``), never onto its line;
+    a plain stream handler while no bar is drawn."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        tqdm_module = sys.modules.get("tqdm")  # no bar was ever made without tqdm imported
+        bars = getattr(getattr(tqdm_module, "tqdm", None), "_instances", None)
+        if not bars:
+            super().emit(record)
+            return
+        try:
+            tqdm_module.tqdm.write(self.format(record), file=self.stream)
+            self.flush()
+        except Exception:  # noqa: BLE001 - logging's own policy: report, never raise
+            self.handleError(record)
+
+
+__all__ = ["EVERY", "EVERY_ENV", "BarSafeHandler", "Phases", "Progress", "duration", "every_seconds", "on_terminal"]

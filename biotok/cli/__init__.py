@@ -25,6 +25,7 @@ from biotok.cli.sweep import cost, sweep
 from biotok.cli.train import count, train
 from biotok.config import INT64_MAX
 from biotok.errors import BiotokError, Terminated
+from biotok.progress import BarSafeHandler
 from biotok.output import as_os_error, os_error_message
 
 _DEBUG_KEY = "biotok.debug"
@@ -158,7 +159,7 @@ def _restore_sigterm(previous) -> None:
 
 def _log_to_stderr(debug: bool) -> logging.Handler:
     """A stderr handler for the library loggers (INFO, or DEBUG with --debug), removed after the run."""
-    handler = logging.StreamHandler(sys.stderr)
+    handler = BarSafeHandler(sys.stderr)  # above a progress bar, not onto its line
     handler.setFormatter(logging.Formatter("%(message)s"))
     level = logging.DEBUG if debug else logging.INFO
     for name in _LOGGERS:

@@ -81,3 +81,27 @@ def test_interval_from_the_environment(monkeypatch, raw, expected):
 
 def test_duration():
     assert duration(0) == "0:00:00" and duration(3725.4) == "1:02:05" and duration(float("inf")) == "0:00:00"
+
+
+def test_log_lines_go_above_a_running_bar(monkeypatch):
+    """A library log line (e.g. 'entities: 3,000 mentions') written while a bar runs gets its own line."""
+    import logging
+
+    from biotok.progress import BarSafeHandler
+
+    err = io.StringIO()
+    monkeypatch.setattr("sys.stderr", err)
+    handler = BarSafeHandler(err)
+    logger = logging.getLogger("biotok.test_progress")
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    try:
+        with Progress(3, "bar", bar=True) as p:
+            p.update(1)
+            logger.info("entities: 3,000 mentions")
+            p.update(2)
+        logger.info("after the bar")
+    finally:
+        logger.removeHandler(handler)
+    screen = err.getvalue().replace("\r", "\n")
+    assert "\nentities: 3,000 mentions\n" in "\n" + screen and screen.endswith("after the bar\n")
