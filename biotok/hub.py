@@ -65,14 +65,17 @@ def files_to_push(folder: str | os.PathLike[str]) -> list[str]:
     """The folder's files that go up, as POSIX paths relative to it, sorted (no links followed)."""
     root = Path(folder)
     out = []
-    for path in sorted(root.rglob("*")):
-        rel = path.relative_to(root).as_posix()
-        if path.is_symlink() or not path.is_file():
-            continue
-        if rel.startswith(EXCLUDED[0]) or any(part.startswith(".") for part in rel.split("/")):
-            continue
-        out.append(rel)
-    return out
+    for here, dirs, files in os.walk(root, followlinks=False):  # a linked folder is not entered
+        base = Path(here)
+        dirs[:] = [d for d in dirs if not d.startswith(".") and not (base / d).is_symlink()]
+        for name in files:
+            path = base / name
+            rel = path.relative_to(root).as_posix()
+            if (path.is_symlink() or not path.is_file() or rel.startswith(EXCLUDED[0])
+                    or any(part.startswith(".") for part in rel.split("/"))):
+                continue
+            out.append(rel)
+    return sorted(out)
 
 
 def hub_card(text: str, folder: str | os.PathLike[str], repo_id: str) -> str:

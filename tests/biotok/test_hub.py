@@ -201,6 +201,18 @@ def test_wrong_token_no_token_no_network_and_bad_names_are_one_line(hub, tok, mo
     assert "cannot reach the Hub" in line and "biotok push" in line
 
 
+def test_files_to_push_leave_the_training_state_links_and_hidden_files(tmp_path):
+    (tmp_path / "f").mkdir()
+    for rel in ("config.json", "sub/a.bin", "checkpoint/state.pt", ".git/x", "sub/.hidden", ".tmp-next/y"):
+        (tmp_path / "f" / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "f" / rel).write_text("x")
+    (tmp_path / "secret").mkdir()
+    (tmp_path / "secret" / "key").write_text("k")
+    (tmp_path / "f" / "linked").symlink_to(tmp_path / "secret")
+    (tmp_path / "f" / "link.txt").symlink_to(tmp_path / "secret" / "key")
+    assert files_to_push(tmp_path / "f") == ["config.json", "sub/a.bin"]
+
+
 def test_hub_card_swaps_only_the_folder():
     text = '```python\nfill = pipeline("fill-mask", model="runs/x")\nother("runs/y", "runs/x/generator")\n```'
     out = hub_card(text, "runs/x", "me/x")
