@@ -75,10 +75,12 @@ def write_artifact(
     extra_files: dict[str, bytes] | None = None,
     force: bool = False,
     inputs: Iterable[str | os.PathLike[str]] = (),
+    shown_as: str | None = None,
 ) -> Path:
     """Write the artifact directory atomically (temp dir + rename) and return its path.
 
-    ``inputs`` (the corpus files) are never replaced, whatever ``force`` says.
+    ``inputs`` (the corpus files) are never replaced, whatever ``force`` says; ``shown_as``: the
+    folder's final path when ``out`` is temporary (the card names it).
     """
     with atomic_directory(out, force, inputs=inputs, marker=MARKER) as tmp:
         # the same bytes as tokenizer.save(pretty=True), but a failed write is a Python OSError
@@ -99,6 +101,6 @@ def write_artifact(
             **provenance,
         }
         (tmp / MARKER).write_text(_dump(meta), encoding="utf-8")
-        write_card(tmp, tokenizer_card(Path(out).name, meta, current_command()))
+        write_card(tmp, tokenizer_card(shown_as or str(out), meta, current_command()))
     return Path(out)
 

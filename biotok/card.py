@@ -25,8 +25,19 @@ _COMMAND: ContextVar[str | None] = ContextVar("biotok_command", default=None)
 
 
 def set_command(prog: str, args: Sequence[str] | None) -> None:
-    """Record the command line being run (the CLI calls this; the card quotes it)."""
-    _COMMAND.set(" ".join([prog, shlex.join(list(sys.argv[1:] if args is None else args))]).strip())
+    """Record the command line being run (the CLI calls this; the card quotes it), on one line."""
+    _COMMAND.set(" ".join([prog, *map(sh_quote, sys.argv[1:] if args is None else args)]).strip())
+
+
+def sh_quote(arg: Any) -> str:
+    """One shell word, as ``shlex.quote``; a word holding a newline or another control character
+    is written in bash's ``$'...'`` quoting, so the command stays on one line and still runs."""
+    s = str(arg)
+    if not _CONTROL.search(s):
+        return shlex.quote(s)
+    body = "".join(c if c.isprintable() or c == " " else c.encode("unicode_escape").decode("ascii")
+                   for c in s.replace("\\", "\\\\").replace("'", "\\'"))
+    return f"$'{body}'"
 
 
 def current_command() -> str | None:
@@ -92,7 +103,9 @@ def parse_front_matter(text: str) -> dict:
 
 # --- user text inside Markdown: a folder name may hold a newline, backticks or HTML ---------------------
 _CONTROL = re.compile(r"[\x00-\x1f\x7f\u2028\u2029]")
-_MD_PUNCT = re.compile(r"([\\`*_{}\[\]()#+\-.!|~>])")
+# what can start Markdown inside a line: code, emphasis, links and images, tables, strikethrough,
+# a heading's closing #s, math on the Hub; an underscore only where it can open emphasis
+_MD_INLINE = re.compile(r"([\\`*\[\]|~#$])|(?<![0-9A-Za-z])_|_(?![0-9A-Za-z])")
 
 
 def _visible(text: str) -> str:
@@ -101,10 +114,30 @@ def _visible(text: str) -> str:
 
 
 def md_text(text: Any) -> str:
-    """User text (a folder name, a path) as literal Markdown: one line, its Markdown punctuation
-    backslash-escaped and ``<``/``&`` as entities, so it can neither open a code block nor raw HTML."""
-    t = _MD_PUNCT.sub(r"\\\1", _visible(str(text)))
-    return t.replace("&", "&amp;").replace("<", "&lt;")
+    """User text (a folder name, a path) as literal Markdown inside a line (a title after ``# ``):
+    one line, the punctuation that could open markup there backslash-escaped and ``<``/``>``/``&``
+    as entities, so it can open neither a code block nor raw HTML; the rest is left as typed
+    (``bert-tiny`` stays ``bert-tiny``)."""
+    t = _MD_INLINE.sub(lambda m: "\\" + m.group(), _visible(str(text)))
+    return t.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+_HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]{0,95}(/[A-Za-z0-9][\w.-]{0,95})?$")
+
+
+def hub_id(name: Any) -> str | None:
+    """``name`` as a Hugging Face Hub repository id (a biotok alias gives its repository), or None
+    when it is a local path or cannot be one: the Hub's ``base_model`` takes only repository ids."""
+    if not name:
+        return None
+    s = str(name)
+    if Path(s).expanduser().exists() or s.endswith(".git") or "--" in s or ".." in s:
+        return None
+    from biotok.formats.hub import REGISTRY  # lazy: the alias registry, only when a card names a model
+
+    if s.lower() in REGISTRY:
+        return REGISTRY[s.lower()].repo_id
+    return s if _HUB_ID.match(s) and "/" in s else None
 
 
 def code_span(text: Any) -> str:
@@ -113,6 +146,11 @@ def code_span(text: Any) -> str:
     fence = "`" * (max((len(r) for r in re.findall(r"`+", t)), default=0) + 1)
     pad = " " if t.startswith("`") or t.endswith("`") else ""
     return f"{fence}{pad}{t}{pad}{fence}"
+
+
+def cell_code(text: Any) -> str:
+    """A code span inside a table cell: its ``|`` escaped, which GFM tables would split on."""
+    return code_span(text).replace("|", "\\|")
 
 
 def code_block(text: str, lang: str = "") -> str:
@@ -125,6 +163,11 @@ def code_block(text: str, lang: str = "") -> str:
 def py_str(text: Any) -> str:
     """User text as a Python string literal for a usage snippet (a newline stays an escape)."""
     return json.dumps(str(text), ensure_ascii=False)
+
+
+def folder_name(path: Any) -> str:
+    """The last part of a folder path as given (``runs/bert-tiny/`` -> ``bert-tiny``): a card's title."""
+    return Path(str(path)).name or str(path)
 
 
 def command_section(command: str | None) -> str:
@@ -140,8 +183,8 @@ def files_table(files: Sequence[Mapping[str, Any]]) -> str:
         return ""
     rows = ["| file | bytes | lines | sha256 |", "|---|---:|---:|---|"]
     for f in files:
-        rows.append(f"| {code_span(Path(str(f.get('path') or '-')).name)} | {_count(f.get('bytes'))} | "
-                    f"{_count(f.get('lines'))} | `{f.get('sha256') or '-'}` |")
+        rows.append(f"| {cell_code(Path(str(f.get('path') or '-')).name)} | {_count(f.get('bytes'))} | "
+                    f"{_count(f.get('lines'))} | {cell_code(f.get('sha256') or '-')} |")
     return "\n".join(rows)
 
 
@@ -150,18 +193,21 @@ def _count(n: Any) -> str:
 
 
 def versions_line(versions: Mapping[str, str]) -> str:
-    return ", ".join(f"{k} {v}" for k, v in versions.items())
+    """``biotok 0.9, tokenizers 0.23.2``: the library versions, as literal Markdown."""
+    return md_text(", ".join(f"{k} {v}" for k, v in versions.items()))
 
 
 def tokenizer_card(name: str, meta: Mapping[str, Any], command: str | None = None) -> ModelCard:
-    """The card of a biotok tokenizer artifact, from its biotok.json provenance ``meta``."""
+    """The card of a biotok tokenizer artifact, from its biotok.json provenance ``meta``; ``name``:
+    the folder as the user gave it (the usage snippet loads it from there, the title is its name)."""
     cfg = meta.get("config") or {}
     norm = cfg.get("normalize") or {}
     corpus = meta.get("corpus") or {}  # None: trained from counts files without their record
     algo, backend = cfg.get("algo", "?"), cfg.get("backend", "?")
-    switches = ", ".join(f"{k}={v}" for k, v in norm.items()) or "none"
+    switches = md_text(", ".join(f"{k}={v}" for k, v in norm.items()) or "none")
     made = "\n".join([
-        f"- algorithm: **{algo}** (trained with {backend}), {_count(meta.get('vocab_size', cfg.get('vocab_size')))} pieces, seed {cfg.get('seed')}",
+        f"- algorithm: **{md_text(algo)}** (trained with {md_text(backend)}), "
+        f"{_count(meta.get('vocab_size', cfg.get('vocab_size')))} pieces, seed {md_text(cfg.get('seed'))}",
         f"- normalization (saved inside tokenizer.json): {switches}",
         f"- corpus: {_count(corpus.get('lines'))} lines, {_count(corpus.get('words'))} words, "
         f"{_count(corpus.get('characters'))} characters",
@@ -171,7 +217,7 @@ def tokenizer_card(name: str, meta: Mapping[str, Any], command: str | None = Non
                        f"tok = AutoTokenizer.from_pretrained({py_str(name)})\n"
                        "tok.tokenize(\"L’hôpital, 2,5 mg/kg d’acétyltransférase.\")", "python")
     return ModelCard(
-        title=f"{md_text(name)}: a biotok {algo} tokenizer",
+        title=f"{md_text(folder_name(name))}: a biotok {md_text(algo)} tokenizer",
         summary=("A biomedical vocabulary trained with biotok. "
                  "It loads without biotok: `transformers.AutoTokenizer.from_pretrained` on this folder "
                  "normalizes exactly as biotok does."),
@@ -181,5 +227,6 @@ def tokenizer_card(name: str, meta: Mapping[str, Any], command: str | None = Non
     )
 
 
-__all__ = ["CARD", "ModelCard", "code_block", "code_span", "command_section", "current_command", "files_table",
-           "md_text", "parse_front_matter", "py_str", "set_command", "tokenizer_card", "versions_line", "write_card"]
+__all__ = ["CARD", "ModelCard", "cell_code", "code_block", "code_span", "command_section", "current_command", "files_table",
+           "folder_name", "hub_id", "md_text", "parse_front_matter", "py_str", "set_command", "sh_quote",
+           "tokenizer_card", "versions_line", "write_card"]

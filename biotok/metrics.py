@@ -445,12 +445,9 @@ def count(
     counters = [PieceCounter(t) for t in tokenizers]
     if max_lines is not None:
         lines = islice(lines, max_lines)
-    bar = None
-    if progress:
-        # lazy: tqdm (25 ms) only when a progress bar is asked for
-        from tqdm import tqdm
+    from biotok.progress import Progress  # lazy: tqdm behind it, only when measuring
 
-        bar = tqdm(unit=" lines", desc="measuring", total=max_lines, leave=False)
+    bar = Progress(max_lines, "measuring", unit="line", enabled=progress, leave=False)
     # Pipeline: a worker thread runs the next encode_batch (Rust, GIL released) while this
     # thread counts the previous one, so the counting mostly hides behind the encoding.
     def jobs() -> Iterator[tuple[list[str], int]]:
@@ -478,10 +475,9 @@ def count(
                 words_of_batch = out
             else:
                 counters[k].add(batch, *words_of_batch, encs=out)  # type: ignore[misc]
-                if bar is not None and k == len(counters) - 1:
+                if k == len(counters) - 1:
                     bar.update(len(batch))
-    if bar is not None:
-        bar.close()
+    bar.close()
     return tuple(c.counts() for c in counters)
 
 

@@ -153,7 +153,8 @@ def _split_names(train_files: list[str]) -> dict[str, str]:
 
 
 def _train_sizes(train_files: list[str], sizes: Sequence[int], base: TrainConfig, field_name: str | None,
-                 out: Path, progress: bool) -> tuple[list[tuple[int, str, BiotokTokenizer]], list[tuple[int, str]]]:
+                 out: Path, progress: bool, final: Path | None = None,
+                 ) -> tuple[list[tuple[int, str, BiotokTokenizer]], list[tuple[int, str]]]:
     """Train one tokenizer per size into ``out/tokenizers/``: (size, relative path, tokenizer) of
     those trained, and (size, reason) of the sizes this corpus could not train."""
     trained, skipped = [], []
@@ -163,7 +164,7 @@ def _train_sizes(train_files: list[str], sizes: Sequence[int], base: TrainConfig
         dest = out / rel
         try:
             train_tokenizer(train_files, replace(base, vocab_size=size, field_name=field_name), dest,
-                            corpus_names=_split_names(train_files))
+                            corpus_names=_split_names(train_files), shown_as=str((final or out) / rel))
         except BiotokError as e:
             skipped.append((size, str(e)))
         else:
@@ -227,7 +228,7 @@ def sweep(
         train_files, eval_lines = _train_and_eval_text(corpus, eval_corpus, field_name, cfg, Path(work))
         # the held-out split is plain text: the JSON field was already read
         trained, skipped = _train_sizes(train_files, cfg.sizes, base, field_name if eval_corpus else None, tmp,
-                                        progress)
+                                        progress, Path(out))
         result = _measure(trained, eval_lines, cfg, base, skipped, str(out))
         (tmp / "sweep.json").write_text(json.dumps(json_safe(result.as_dict()), indent=2, ensure_ascii=False) + "\n",
                                         encoding="utf-8")

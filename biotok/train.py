@@ -111,13 +111,15 @@ def train_tokenizer(
     workers: int | None = None,
     from_counts: Sequence[str | os.PathLike[str]] = (),
     corpus_names: dict[str, str] | None = None,
+    shown_as: str | None = None,
 ) -> TrainResult:
     """Train a tokenizer on ``corpus`` (files, dirs, '-') or on ``from_counts``; save it to ``out``.
 
     The first pass normalizes and counts words on ``workers`` processes (default: every core;
     the result never depends on it); ``from_counts`` instead merges count files written by
     ``biotok count`` (shards of a corpus add up). ``corpus_names`` maps a corpus path to the name
-    the provenance records for it (a temporary file). Raises a :class:`~biotok.errors.BiotokError`
+    the provenance records for it (a temporary file); ``shown_as``: where the folder ends up when
+    ``out`` is temporary (the model card's snippet loads it from there). Raises a :class:`~biotok.errors.BiotokError`
     for bad input; nothing is written then.
     """
     cfg = config or TrainConfig()
@@ -154,7 +156,7 @@ def train_tokenizer(
         "backend_notes": trained.notes,
     }
     path = write_artifact(dest, trained.tokenizer, cfg, provenance, trained.extra_files, force,
-                          inputs=corpus + from_counts)
+                          inputs=corpus + from_counts, shown_as=shown_as)
     return TrainResult(path=path, vocab_size=got, seconds=seconds, config=cfg, corpus=source.get("corpus") or {})
 
 

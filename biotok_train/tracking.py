@@ -1,8 +1,9 @@
 """TensorBoard scalars beside the JSONL logs, as ``transformers.Trainer(report_to=...)`` users expect.
 
 The JSONL log (metrics.jsonl, results.json) stays the source of truth; TensorBoard is a view of
-the same numbers: loss, learning rate, throughput and dev metrics, written to ``OUT/tensorboard/``
-(open it with ``tensorboard --logdir OUT``).
+the same numbers: loss, learning rate, throughput, dev metrics per epoch, and the held-out [MASK]
+loss beside its floors, written to ``OUT/tensorboard/`` (open it with ``tensorboard --logdir OUT``).
+Counters (tokens seen, steps averaged) are not curves: they stay in the JSONL.
 """
 
 from __future__ import annotations
@@ -20,6 +21,11 @@ log = logging.getLogger(__name__)
 
 REPORT_TO = ("auto", "tensorboard", "none")
 EVENTS_DIR = "tensorboard"
+#: metrics.jsonl fields that count rather than measure: never drawn as curves
+COUNTERS = ("step", "time", "tokens", "steps_averaged", "graphs")
+#: held-out summary key -> its TensorBoard tag (under ``heldout/``): the model beside its floors
+HELDOUT_TAGS = {"loss": "mask_loss", "floor_loss": "unigram_floor_loss", "gap": "gap_to_floor",
+                "top1": "top1", "floor_top1": "most_frequent_top1"}
 
 
 def resolve_report_to(value: str) -> str:
@@ -37,7 +43,7 @@ def resolve_report_to(value: str) -> str:
 class Tracker:
     """Scalars to TensorBoard (``report_to="tensorboard"``) or nowhere (``"none"``)."""
 
-    def __init__(self, out: str | Path, report_to: str = "auto", main: bool = True) -> None:
+    def __init__(self, out: str | Path, report_to: str = "auto", main: bool = True, announce: bool = True) -> None:
         self.kind = resolve_report_to(report_to) if main else "none"
         self.writer = None
         if self.kind == "tensorboard":
@@ -45,7 +51,17 @@ class Tracker:
 
             folder = Path(out) / EVENTS_DIR
             self.writer = SummaryWriter(log_dir=str(folder))
-            log.info("TensorBoard: %s (tensorboard --logdir %s)", folder, out)
+            if announce:
+                log.info("TensorBoard: %s (tensorboard --logdir %s)", folder, out)
+
+    def train_row(self, row: Mapping[str, object]) -> None:
+        """A metrics.jsonl row of the pretraining loop as ``train/`` curves at its step; its counters
+        (tokens seen, steps averaged, graphs compiled, wall time) are no curves and stay in the JSONL."""
+        self.scalars(int(row["step"]), {k: v for k, v in row.items() if k not in COUNTERS}, "train/")
+
+    def heldout(self, step: int, summary: Mapping[str, object]) -> None:
+        """The held-out [MASK] numbers (:meth:`HeldoutMLM.summary`) beside their floors, at ``step``."""
+        self.scalars(step, {tag: summary[key] for key, tag in HELDOUT_TAGS.items() if key in summary}, "heldout/")
 
     def scalars(self, step: int, values: Mapping[str, object], prefix: str = "") -> None:
         """One scalar per finite number of ``values`` at ``step`` (others, like strings, are skipped)."""
@@ -81,4 +97,4 @@ def read_scalars(folder: str | Path) -> dict[str, list[tuple[int, float]]]:
     return out
 
 
-__all__ = ["EVENTS_DIR", "REPORT_TO", "Tracker", "read_scalars", "resolve_report_to"]
+__all__ = ["COUNTERS", "EVENTS_DIR", "HELDOUT_TAGS", "REPORT_TO", "Tracker", "read_scalars", "resolve_report_to"]

@@ -20,10 +20,12 @@ import click
 from biotok._version import __version__
 from biotok.card import set_command
 from biotok.cli.compare import compare, report
+from biotok.cli.push import push
 from biotok.cli.sweep import cost, sweep
 from biotok.cli.train import count, train
 from biotok.config import INT64_MAX
 from biotok.errors import BiotokError, Terminated
+from biotok.progress import BarSafeHandler
 from biotok.output import as_os_error, os_error_message
 
 _DEBUG_KEY = "biotok.debug"
@@ -157,7 +159,7 @@ def _restore_sigterm(previous) -> None:
 
 def _log_to_stderr(debug: bool) -> logging.Handler:
     """A stderr handler for the library loggers (INFO, or DEBUG with --debug), removed after the run."""
-    handler = logging.StreamHandler(sys.stderr)
+    handler = BarSafeHandler(sys.stderr)  # above a progress bar, not onto its line
     handler.setFormatter(logging.Formatter("%(message)s"))
     level = logging.DEBUG if debug else logging.INFO
     for name in _LOGGERS:
@@ -179,10 +181,11 @@ def main() -> None:
       biotok report tok/ camemberta bert --corpus held_out.txt --out report/
       biotok sweep corpus.txt --sizes 8000,16000,32000 --out sweep/
       biotok cost tok/ camemberta --corpus sample.txt --corpus-size 7GB --tokens-per-second 90000
+      biotok push tok/ me/my-tokenizer
     """
 
 
-for _command in (train, count, compare, report, sweep, cost):
+for _command in (train, count, compare, report, sweep, cost, push):
     main.add_command(_command)
 
 __all__ = ["BiotokGroup", "Terminated", "main"]

@@ -20,6 +20,7 @@ from biotok.cli.options import (
     field_option,
     force_option,
     max_lines_option,
+    progress_lines_option,
     progress_option,
     tokenizer_options,
 )
@@ -146,7 +147,7 @@ def compare(tokenizers, corpus, field_name, terms, max_lines, batch_size, exampl
 @force_option
 @max_lines_option
 @batch_size_option
-@progress_option
+@progress_lines_option
 @tokenizer_options
 @click.pass_context
 def report(ctx, tokenizers, corpus, field_name, out, terms, sentences, entities, terminology, data_dir, html, force,

@@ -99,6 +99,13 @@ progress_option = click.option(
     help="Progress bar on stderr (default: when stderr is a terminal).",
 )
 
+# long work (training, a report): progress by default, whatever stderr is (biotok.progress)
+progress_lines_option = click.option(
+    "--progress/--no-progress", default=True, show_default=True,
+    help="Progress on stderr: a bar on a terminal, else a line every 30 s (nohup, SLURM, a pipe; "
+         "$BIOTOK_PROGRESS_SECONDS sets the interval).",
+)
+
 data_dir_option = click.option(
     "--data-dir", type=click.Path(file_okay=False, path_type=Path), default=None, callback=existing_folder,
     help="Folder of the shared corpora: named datasets and terminologies [default: $BIOTOK_SHARED_DATA/corpora].",

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from biotok.cli.options import field_option, force_option, normalize_options, quiet_option
+from biotok.cli.push import push_and_say, push_to_hub_option
 from biotok.config import ALGO_ALIASES, ALGOS, BACKEND_NAMES, NormalizeConfig, TrainConfig
 from biotok.corpus import corpus_names
 from biotok.counting import count_corpus, save_counts
@@ -65,11 +66,12 @@ workers_option = click.option(
               help="Output directory [default: ./biotok-ALGO-(lower|cased)-VOCAB].")
 @force_option
 @quiet_option
+@push_to_hub_option
 @click.option("--verbose", "-v", is_flag=True,
               help="Also show the trainer's own log (SentencePiece's C++ messages) and debug notes.")
 def train(corpus, algo, backend, vocab_size, lower, normalize, unicode, strip_accents, min_frequency,
           max_piece_length, punct_pieces, byte_fallback, seed_text_mb, from_counts, workers, seed, field_name,
-          out, force, quiet, verbose) -> None:
+          out, force, quiet, push_to_hub, verbose) -> None:
     """Train a tokenizer on CORPUS (files, directories, .gz/.xz/.bz2, .jsonl, or - for stdin).
 
     The result is a directory that transformers.AutoTokenizer.from_pretrained loads as is,
@@ -98,6 +100,7 @@ def train(corpus, algo, backend, vocab_size, lower, normalize, unicode, strip_ac
     result = train_tokenizer(text, cfg, out or default_out(cfg), force=force, progress=not quiet,
                              workers=workers, from_counts=counts)
     click.echo(result.summary())
+    push_and_say(result.path, push_to_hub)
 
 
 @click.command("count")

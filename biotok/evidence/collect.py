@@ -9,6 +9,7 @@ report.md sections, page sections, summary cards and provenance lines in page or
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 from dataclasses import dataclass
@@ -104,32 +105,45 @@ def collect_evidence(
     terms: Sequence[tuple[str, str]] | None = None,
     data_dir: str | os.PathLike[str] | None = None,
     numbers: bool = True,
+    phases=None,
 ) -> Evidence:
     """Entities (a dataset name or path), terminology coverage (cim10, atc or a file), morpheme
-    alignment (on the terminology's words, else on the term list's), and numbers and units."""
+    alignment (on the terminology's words, else on the term list's), and numbers and units;
+    ``phases``: a :class:`biotok.progress.Phases` that shows each part as it runs."""
     ent = ter = mor = num = None
+    part = phases.run if phases is not None else lambda name: contextlib.nullcontext()
     if entities is not None:
         name, docs = load_entity_docs(entities, data_dir)
         mentions = sum(len(d.mentions) for d in docs)
         if not mentions:  # refused before any line is logged: the error is the only line
             raise CorpusError(f"no entity mention in {entities} (a BRAT folder of .txt + .ann files, or a BIO file)")
         log.info("entities: %s mentions in %s documents of %s", f"{mentions:,}", f"{len(docs):,}", name)
-        ent = entity_fragmentation(tokenizers, docs, dataset=name)
+        with part("entities"):
+            ent = entity_fragmentation(tokenizers, docs, dataset=name)
     words_source, texts = None, None
     if terminology is not None:
         term = load_terminology(terminology, data_dir)
         log.info("terminology: %s terms of %s", f"{len(term.terms):,}", term.name)
-        ter = terminology_coverage(tokenizers, term)
+        with part("terminology"):
+            ter = terminology_coverage(tokenizers, term)
         words_source, texts = term.name, [t.text for t in term.terms]
     elif terms:
         words_source, texts = "the term list", [t for t, _ in terms]
     if texts:
-        analyses = terminology_words(texts)
-        if analyses:
-            mor = morpheme_alignment(tokenizers, analyses, source=words_source or "")
+        with part("morphemes"):
+            analyses = terminology_words(texts)
+            if analyses:
+                mor = morpheme_alignment(tokenizers, analyses, source=words_source or "")
     if numbers:
-        num = number_segmentation(tokenizers)
+        with part("numbers"):
+            num = number_segmentation(tokenizers)
     return Evidence(ent, ter, mor, num)
 
 
-__all__ = ["Evidence", "collect_evidence"]
+def evidence_phases(entities=None, terminology=None, terms=None, numbers: bool = True) -> list[str]:
+    """The parts :func:`collect_evidence` runs for these arguments, in order (for a progress display)."""
+    return [name for name, on in (("entities", entities is not None), ("terminology", terminology is not None),
+                                  ("morphemes", terminology is not None or bool(terms)), ("numbers", numbers)) if on]
+
+
+__all__ = ["Evidence", "collect_evidence", "evidence_phases"]

@@ -13,10 +13,12 @@ from typing import Iterable, Sequence
 
 from biotok.errors import CorpusError
 from biotok.evidence import Evidence, collect_evidence
+from biotok.evidence.collect import evidence_phases
 from biotok.metrics import Comparison, compare
 from biotok.terminology import segment_terms
 from biotok.output import atomic_directory, check_writable
 from biotok.page import png_figure
+from biotok.progress import Phases
 from biotok.report.assemble import report_page
 from biotok.report.figures import CAPTIONS, TITLES, report_figures
 from biotok.report.html import write_html
@@ -69,20 +71,30 @@ def build_report(
     out = Path(out)
     inputs = list(inputs)
     check_writable(out, force, inputs, marker=MARKER)  # fail before the measurement, not after
-    # the evidence first: a wrong dataset or terminology name fails before the corpus is read
-    ev = collect_evidence(tokenizers, entities=entities, terminology=terminology, terms=terms, data_dir=data_dir)
-    picker = SentencePicker(sample_sentences)
-    cmp = compare(tokenizers, picker.watch(lines), **compare_kwargs)
-    if cmp.results[0].words == 0:
-        raise CorpusError(f"no words in corpus {corpus_label}")
-    vocabs = [as_vocab(t) for t in tokenizers]
-    table = segment_terms(tokenizers, terms) if terms else None
-    with atomic_directory(out, force, inputs, marker=MARKER) as tmp:
-        figs = report_figures(cmp, vocabs, tmp)
-        write_markdown(tmp / "report.md", cmp, vocabs, figs, corpus_label, table, ev, html)
-        if html:
-            _write_html(tmp / "report.html", tokenizers, cmp, vocabs, figs, corpus_label, terms, ev,
-                        [(s, "corpus") for s in picker.picked] + [(s, "given") for s in sentences], command, inputs)
+    # each part shows as it runs (a bar on a terminal, a line per part off it) with --progress
+    names = [*evidence_phases(entities, terminology, terms), "corpus", "figures", "report.md",
+             *(["report.html"] if html else [])]
+    with Phases(names, "report", enabled=bool(compare_kwargs.get("progress"))) as phases:
+        # the evidence first: a wrong dataset or terminology name fails before the corpus is read
+        ev = collect_evidence(tokenizers, entities=entities, terminology=terminology, terms=terms, data_dir=data_dir,
+                              phases=phases)
+        picker = SentencePicker(sample_sentences)
+        with phases.run("corpus"):
+            cmp = compare(tokenizers, picker.watch(lines), **compare_kwargs)
+        if cmp.results[0].words == 0:
+            raise CorpusError(f"no words in corpus {corpus_label}")
+        vocabs = [as_vocab(t) for t in tokenizers]
+        table = segment_terms(tokenizers, terms) if terms else None
+        with atomic_directory(out, force, inputs, marker=MARKER) as tmp:
+            with phases.run("figures"):
+                figs = report_figures(cmp, vocabs, tmp)
+            with phases.run("report.md"):
+                write_markdown(tmp / "report.md", cmp, vocabs, figs, corpus_label, table, ev, html)
+            if html:
+                with phases.run("report.html"):
+                    _write_html(tmp / "report.html", tokenizers, cmp, vocabs, figs, corpus_label, terms, ev,
+                                [(s, "corpus") for s in picker.picked] + [(s, "given") for s in sentences], command,
+                                inputs)
     return Report(out, out / "report.md", tuple(out / f.name for f in figs), cmp,
                   out / "report.html" if html else None, ev)
 

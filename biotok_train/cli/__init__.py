@@ -15,6 +15,7 @@ import click
 
 from biotok._version import __version__
 from biotok.cli import BiotokGroup
+from biotok.cli.push import push
 from biotok_train.cli.ablate import COMMANDS as ABLATE_COMMANDS
 from biotok_train.cli.eval import COMMANDS as EVAL_COMMANDS
 from biotok_train.cli.finetune import COMMANDS as FINETUNE_COMMANDS
@@ -36,7 +37,7 @@ def main() -> None:
 
 
 for _command in (*PRETRAIN_COMMANDS, *TRANSFER_COMMANDS, *FINETUNE_COMMANDS, *EVAL_COMMANDS, *ABLATE_COMMANDS,
-                 *PROBE_COMMANDS):
+                 *PROBE_COMMANDS, push):
     main.add_command(_command)
 
 __all__ = ["main"]

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import click
 
-from biotok.cli.options import (GreedyOption, data_dir_option, default_of, force_option, progress_option,
+from biotok.cli.push import push_and_say, push_to_hub_option
+from biotok.cli.options import (GreedyOption, data_dir_option, default_of, force_option, progress_lines_option,
                                 quiet_option)
 from biotok.errors import ConfigError
 from biotok_train.cli.options import finetune_options, recipe_options, stack
@@ -78,9 +79,10 @@ cache_option = click.option(
               help="Write results.json, predictions.jsonl (and test_predictions.tsv) here.")
 @force_option
 @quiet_option
-@progress_option
+@progress_lines_option
+@push_to_hub_option
 def finetune_cmd(model, task_name, task_type, train_file, dev_file, test_file, labels, list_tasks, data_dir, cache,
-                 out, force, quiet, progress, **options) -> None:
+                 out, force, quiet, progress, push_to_hub, **options) -> None:
     """Fine-tune MODEL on a named task, or on your own files, and score test with the task's metric.
 
     \b
@@ -96,6 +98,8 @@ def finetune_cmd(model, task_name, task_type, train_file, dev_file, test_file, l
             click.echo(f"{spec.name:<20}{spec.suite or '-':<7}{spec.task_type:<17}{spec.metric:<24}{spec.description}")
         return
     cfg = FinetuneConfig.from_options(**options)  # options are checked before any data is read
+    if push_to_hub and out is None:
+        raise ConfigError("--push-to-hub needs --out: the folder to publish")
     if (task_name is None) == (task_type is None):
         raise ConfigError("give --task NAME, or --task-type TYPE with --train, --dev and --test (one of the two)")
     if task_type is not None:
@@ -113,6 +117,7 @@ def finetune_cmd(model, task_name, task_type, train_file, dev_file, test_file, l
     result = finetune(model, dataset, cfg, out, data_dir=data_dir, cache=cache, force=force, progress=not quiet,
                       bar=progress and not quiet)
     click.echo(format_result(result))
+    push_and_say(out, push_to_hub)
 
 
 @click.command("bench")
@@ -131,7 +136,7 @@ def finetune_cmd(model, task_name, task_type, train_file, dev_file, test_file, l
               help="Write bench.md, bench.json, bench.png and runs/ here.")
 @force_option
 @quiet_option
-@progress_option
+@progress_lines_option
 def bench_cmd(model, suite, seeds, tasks, data_dir, cache, out, force, quiet, progress, **options) -> None:
     """Fine-tune MODEL on a suite's tasks over seeds: each task's benchmark score and the suite score.
 

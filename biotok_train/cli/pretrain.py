@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import click
 
-from biotok.cli.options import default_of, field_option, force_option, progress_option
+from biotok.cli.options import default_of, field_option, force_option, progress_lines_option, progress_option
+from biotok.cli.push import push_and_say, push_to_hub_option
 from biotok_train.cli.options import report_to_option, stack
 from biotok_train.config import (
     COMPILE_MODES, OPTIMIZERS, SCHEDULES, SIZES, OptimConfig, PrepareConfig, PretrainConfig,
@@ -74,12 +75,13 @@ train_options = stack(
     click.option("--device", default=_d("device"), help="cuda, cuda:1, cpu [cuda when available]."),
     report_to_option,
     force_option,
-    progress_option,
+    progress_lines_option,
+    push_to_hub_option,
 )
 
 
 def _run(data: str, out: str | None, resume: bool, tokenizer: str | None, progress: bool, force: bool,
-         **options) -> None:
+         push_to_hub: str | None, **options) -> None:
     """Check the data (and tokenizer), pretrain, print one summary line."""
     from biotok_train.pretrain.loop import pretrain
     from biotok_train.pretrain.prepare import check_tokenizer
@@ -96,10 +98,22 @@ def _run(data: str, out: str | None, resume: bool, tokenizer: str | None, progre
     if r.heldout is not None:
         quality = describe(r.heldout)
     else:  # a training loss of the last logged steps, not a single step's (and not held-out)
-        quality = (f"training loss of the last {r.metrics.get('steps_averaged', 1)} steps {r.metrics.get('loss', 0.0):.3f} "
+        quality = (f"training loss{'es' if config.objective == 'electra' else ''} of the last "
+                   f"{r.metrics.get('steps_averaged', 1)} steps{':' if config.objective == 'electra' else ''} "
+                   f"{_loss_words(r.metrics, config)} "
                    "(not held-out: pass --heldout DATA for the [MASK] loss beside its floors)")
     click.echo(f"{r.out}: {r.steps} steps, {quality}, "
                f"{r.tokens_per_second:,.0f} tokens/s, MFU {mfu}, {r.num_params / 1e6:.1f} M parameters")
+    push_and_say(r.out, push_to_hub)
+
+
+def _loss_words(metrics: dict, config: PretrainConfig) -> str:
+    """The training loss as words: ELECTRA's is two losses, each named, and their weighted total."""
+    loss = metrics.get("loss", 0.0)
+    if config.objective != "electra" or "mlm_loss" not in metrics:
+        return f"{loss:.3f}"
+    return (f"generator MLM loss {metrics['mlm_loss']:.3f} + {config.rtd_weight:g} x discriminator RTD loss "
+            f"{metrics.get('rtd_loss', 0.0):.3f} = weighted total {loss:.3f}")
 
 
 @click.command("prepare")

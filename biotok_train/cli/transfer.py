@@ -6,6 +6,7 @@ from __future__ import annotations
 import click
 
 from biotok.cli.options import default_of, force_option
+from biotok.cli.push import push_and_say, push_to_hub_option
 from biotok_train.config import TRANSFER_METHODS, TransferConfig
 
 
@@ -20,7 +21,8 @@ from biotok_train.config import TRANSFER_METHODS, TransferConfig
               help="Seed of the random rows.")
 @click.option("--out", required=True, type=click.Path(path_type=str), help="Model directory to write.")
 @force_option
-def transfer_cmd(model, new_tokenizer, method, seed, out, force):
+@push_to_hub_option
+def transfer_cmd(model, new_tokenizer, method, seed, out, force, push_to_hub):
     """Rebuild MODEL's embeddings, tied output layer and MLM bias for the NEW vocabulary.
 
     MODEL is a Hugging Face masked-LM directory with its tokenizer (BERT, RoBERTa/CamemBERT,
@@ -39,6 +41,7 @@ def transfer_cmd(model, new_tokenizer, method, seed, out, force):
     c = r.counts
     click.echo(f"{out}: {r.tokenizer.vocab_size:,} rows ({method}, seed {seed}): {c['copied']:,} copied, "
                f"{c['special']:,} special, {c['composed']:,} composed, {c['random']:,} random")
+    push_and_say(out, push_to_hub)
 
 
 COMMANDS = (transfer_cmd,)

@@ -80,29 +80,21 @@ class Threads:
 
 
 class Progress:
-    """The optimizer-step bar (tqdm on stderr: steps, ETA, the last loss and dev score), or nothing."""
+    """The optimizer-step progress (steps, ETA, the last loss and dev score): a tqdm bar on a
+    terminal, a line every 30 s off it (:class:`biotok.progress.Progress`), or nothing."""
 
     def __init__(self, total: int, desc: str, progress: bool, bar: bool | None) -> None:
-        import sys
+        from biotok.progress import Progress as Shown, on_terminal
 
-        show = bar if bar is not None else progress and sys.stderr.isatty()
-        self.bar = None
-        if show:
-            from tqdm.auto import tqdm
-
-            self.bar = tqdm(total=total, desc=desc, unit="step", dynamic_ncols=True, leave=True)
-        self.post: dict[str, str] = {}
+        show = bar if bar is not None else progress and on_terminal()
+        self.shown = Shown(total, desc, unit="step", enabled=bool(show), with_fields=True)
+        self.bar = self.shown.bar  # the tqdm bar, or None (lines or nothing)
 
     def step(self, loss: float) -> None:
-        if self.bar is not None:
-            self.post["loss"] = f"{loss:.4f}"
-            self.bar.set_postfix(self.post, refresh=False)
-            self.bar.update(1)
+        self.shown.update(1, loss=f"{loss:.4f}")
 
     def dev(self, metric: str, value: float) -> None:
-        if self.bar is not None:
-            self.post[f"dev {metric}"] = f"{value:.4f}"
-            self.bar.set_postfix(self.post)
+        self.shown.set(**{f"dev {metric}": f"{value:.4f}"})
 
     def line(self, message: str) -> None:
         """A log line that does not break the bar."""
@@ -115,8 +107,7 @@ class Progress:
         return self
 
     def __exit__(self, *exc) -> None:
-        if self.bar is not None:
-            self.bar.close()
+        self.shown.close()
 
 
 __all__ = ["EVAL_BATCH_FACTOR", "MEGA_BATCHES", "Progress", "Threads", "feature_length", "length_grouped_order",

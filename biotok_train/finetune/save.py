@@ -102,7 +102,7 @@ def write_outputs(folder: Path, result, out: str | os.PathLike[str]) -> None:
     trained = getattr(result, "trained", None)
     saved = save_model(trained, folder)
     write_events(trained, folder, getattr(result.config, "report_to", "auto"), Path(out))
-    write_finetune_card(folder, result.to_dict(), has_model=saved, name=Path(out).name)
+    write_finetune_card(folder, result.to_dict(), has_model=saved, name=str(out))
 
 
 __all__ = ["Trained", "save_model", "write_events", "write_outputs"]

@@ -110,10 +110,13 @@ def masked_logits(module, input_ids, attention_mask, token_type_ids, sel):
 @torch.no_grad()
 def evaluate_heldout(module, heldout: PackedData, counts: np.ndarray, *, mask_prob: float = 0.15, wwm: bool = False,
                      batch_size: int = 32, device: torch.device | str = "cpu",
-                     max_sequences: int = MAX_SEQUENCES, bf16: bool = True) -> HeldoutMLM:
+                     max_sequences: int = MAX_SEQUENCES, bf16: bool = True, progress: bool = False) -> HeldoutMLM:
     """Score ``module`` on the first ``max_sequences`` sequences of ``heldout`` (every selected
     position replaced by [MASK]); ``counts``: :func:`unigram_counts` of the training data;
-    ``bf16``: autocast where supported (:mod:`biotok_train.precision`), the loss in fp32."""
+    ``bf16``: autocast where supported (:mod:`biotok_train.precision`), the loss in fp32;
+    ``progress``: a bar on a terminal, a line every 30 s off it (:mod:`biotok.progress`)."""
+    from biotok.progress import Progress
+
     if len(counts) != heldout.vocab_size:
         raise TokenizerMismatchError(f"held-out data {heldout.path} has a vocabulary of {heldout.vocab_size}, the "
                                      f"training data {len(counts)}: prepare both with the same tokenizer")
@@ -124,6 +127,7 @@ def evaluate_heldout(module, heldout: PackedData, counts: np.ndarray, *, mask_pr
     n = min(len(heldout), max_sequences) if max_sequences else len(heldout)
     rows: list[list[float]] = []
     g = torch.Generator().manual_seed(EVAL_SEED)
+    shown = Progress(n, "held-out [MASK] loss", unit="sequence", enabled=progress)
     try:
         for start in range(0, n, batch_size):
             b = heldout.batch(np.arange(start, min(n, start + batch_size)))
@@ -142,7 +146,9 @@ def evaluate_heldout(module, heldout: PackedData, counts: np.ndarray, *, mask_pr
                 m = row_of == r
                 rows.append([float(nll[m].sum()), float(-log_floor[yn[m]].sum()), float(hits[m].sum()),
                              float((yn[m] == top).sum()), float(m.sum())])
+            shown.update(sel.shape[0])
     finally:
+        shown.close()
         module.train(was_training)
     t = np.asarray(rows, dtype=np.float64).sum(axis=0)
     pos = max(t[4], 1.0)

@@ -26,6 +26,7 @@ import torch
 from torch import nn
 
 from biotok.errors import ConfigError, OutputExistsError, Terminated
+from biotok.progress import Progress
 from biotok_train.config import PretrainConfig
 from biotok_train.errors import OutOfMemoryAtStartError, TokenizerMismatchError
 from biotok_train.hf_models import save_hf_tokenizer
@@ -102,7 +103,7 @@ def pretrain(
                     _save(run, step + 1)
             # final save, with every rank's weights digest (DDP replicas must agree)
             _save(run, end, D.rank_digests(run.module, run.dist))
-        heldout = _evaluate_heldout(run, end) if config.heldout and run.dist.main else None
+        heldout = _evaluate_heldout(run, end, progress) if config.heldout and run.dist.main else None
     finally:
         run.feed.close()
         D.teardown(run.dist)
@@ -112,7 +113,7 @@ def pretrain(
                           metrics=log.last, heldout=heldout)
 
 
-def _evaluate_heldout(run: "_Run", step: int) -> dict:
+def _evaluate_heldout(run: "_Run", step: int, progress: bool = False) -> dict:
     """Held-out [MASK] loss and top-1 beside the unigram and most-frequent-piece floors
     (:mod:`biotok_train.pretrain.heldout`); also written to ``heldout.json`` in the run folder."""
     from biotok.output import atomic_file
@@ -120,11 +121,14 @@ def _evaluate_heldout(run: "_Run", step: int) -> dict:
 
     cfg = run.config
     h = evaluate_heldout(run.module, PackedData(cfg.heldout), unigram_counts(run.packed), mask_prob=cfg.mask_prob,
-                         wwm=cfg.wwm, batch_size=cfg.batch_size, device=run.dist.device, bf16=cfg.bf16)
+                         wwm=cfg.wwm, batch_size=cfg.batch_size, device=run.dist.device, bf16=cfg.bf16,
+                         progress=progress)
     result = {"step": step, "heldout": str(cfg.heldout), "objective": cfg.objective,
               "model": "generator" if run.electra else cfg.arch, **h.summary()}
     with atomic_file(run.out / "heldout.json", force=True) as tmp:
         tmp.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    with Tracker(run.out, cfg.report_to, announce=False) as tracker:  # beside the training curves
+        tracker.heldout(step, result)
     write_pretrain_card(run.out)  # the card shows the held-out numbers
     return result
 
@@ -353,15 +357,12 @@ class _Log:
     def __init__(self, run: _Run, progress: bool) -> None:
         self.run = run
         main = run.dist.main
-        self.bar = None
-        if progress and main:
-            from tqdm.auto import tqdm
-
-            name = "electra" if run.electra else run.config.arch
-            self.bar = tqdm(total=run.config.steps, initial=run.start, desc=f"{run.config.objective}/{name}",
-                            unit="step", dynamic_ncols=True)
         self.file = _open_metrics(run.out / "metrics.jsonl", run.start) if main else None
-        self.tracker = Tracker(run.out, run.config.report_to, main)
+        self.tracker = Tracker(run.out, run.config.report_to, main)  # its "TensorBoard:" line before the bar
+        name = "electra" if run.electra else run.config.arch
+        # a bar on a terminal, a line every 30 s off it (biotok.progress)
+        self.bar = Progress(run.config.steps, f"{run.config.objective}/{name}", initial=run.start,
+                            enabled=progress and main, with_fields=True)
         self.pending: list[tuple[int, dict]] = []
         self.window_tokens, self.window_start = 0, time.perf_counter()
         self.run_tokens, self.run_start, self.elapsed = 0, time.perf_counter(), 0.0
@@ -373,8 +374,7 @@ class _Log:
         self.run_tokens += tokens
         self.elapsed = time.perf_counter() - self.run_start
         self.pending.append((step, metrics))
-        if self.bar is not None:
-            self.bar.update(1)
+        self.bar.update(1)
 
     def flush(self) -> None:
         """Sync the pending steps' metrics (one device sync), append them to ``losses``, write one
@@ -399,12 +399,14 @@ class _Log:
         if self.file is not None:
             self.file.write(json.dumps(row) + "\n")
             self.file.flush()
-        self.tracker.scalars(row["step"], {k: v for k, v in row.items() if k not in ("step", "time")}, "train/")
-        if self.bar is not None:
-            post = {"loss": f"{row['loss']:.3f}", "acc": f"{row.get('mlm_acc', 0):.3f}", "tok/s": f"{tps:,.0f}"}
-            if row["mfu"] is not None:
-                post["mfu"] = f"{100 * row['mfu']:.1f}%"
-            self.bar.set_postfix(post, refresh=False)
+        self.tracker.train_row(row)  # counters (tokens, steps averaged) stay in the JSONL
+        post = {"loss": f"{row['loss']:.3f}", "acc": f"{row.get('mlm_acc', 0):.3f}", "tokens/s": f"{tps:,.0f}"}
+        if run.electra:  # its loss is generator MLM + weighted discriminator RTD: each named
+            post = {"loss (weighted total)": post["loss"], "generator MLM loss": f"{row['mlm_loss']:.3f}",
+                    "discriminator RTD loss": f"{row['rtd_loss']:.3f}", "tokens/s": post["tokens/s"]}
+        if row["mfu"] is not None:
+            post["mfu"] = f"{100 * row['mfu']:.1f}%"
+        self.bar.set(**post)
         self.last = row
         self.pending, self.window_tokens, self.window_start = [], 0, time.perf_counter()
 
@@ -412,8 +414,7 @@ class _Log:
         return self
 
     def __exit__(self, *exc) -> None:
-        if self.bar is not None:
-            self.bar.close()
+        self.bar.close()
         if self.file is not None:
             self.file.close()
         self.tracker.close()

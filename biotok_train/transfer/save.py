@@ -48,7 +48,7 @@ def write_transfer(result: TransferResult, out: str | os.PathLike[str], *, force
         fast.save_pretrained(str(tmp))
         (tmp / MARKER).write_text(
             json.dumps(result.provenance, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-        write_transfer_card(tmp, result.provenance, out.name)  # README.md (biotok_train.cards)
+        write_transfer_card(tmp, result.provenance, str(out))  # README.md (biotok_train.cards)
     return out
 
 

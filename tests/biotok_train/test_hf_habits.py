@@ -135,12 +135,12 @@ def test_every_output_kind_has_a_card_that_parses(tiny_wordpiece, mlm_run, ner_r
     corpus_sha = json.loads((tiny_wordpiece / "biotok.json").read_text())["corpus"]["files"][0]["sha256"]
     assert corpus_sha in text and "steps: 4 of 4" in text
     meta, text = _card(ner_run)
-    assert meta["pipeline_tag"] == "token-classification" and meta["base_model"] == str(mlm_run)
+    assert meta["pipeline_tag"] == "token-classification" and "base_model" not in meta  # a local path is no Hub id
     assert meta["datasets"] and "micro_f1" in meta["metrics"] and "biotok-train finetune" in text
     result = json.loads((ner_run / "results.json").read_text(encoding="utf-8"))
     assert f"{result['micro_f1']:.4g}" in text and "`B-SIGN`" in text
     meta, text = _card(transfer_out)
-    assert meta["base_model"] == str(mlm_run) and {"vocabulary-transfer", "fvt"} <= set(meta["tags"])
+    assert "base_model" not in meta and {"vocabulary-transfer", "fvt"} <= set(meta["tags"])
     assert corpus_sha in text  # the new tokenizer's provenance
 
 
@@ -185,7 +185,7 @@ def test_continued_run_card_names_its_base_and_the_heldout_numbers(mlm_run, data
                                   "--heldout", str(data)])
     assert r.exit_code == 0, r.output
     meta, text = _card(out)
-    assert meta["base_model"] == str(mlm_run) and f"continued from `{mlm_run}`" in text
+    assert "base_model" not in meta and f"continued from `{mlm_run}`" in text
     held = json.loads((out / "heldout.json").read_text(encoding="utf-8"))
     assert "Held-out [MASK] prediction at step 2" in text and f"| this model | {held['loss']:.4g} |" in text
 
@@ -196,4 +196,37 @@ def test_electra_run_card(data, tmp_path):
                                   "--out", str(out), "--no-progress", "--report-to", "none"])
     assert r.exit_code == 0, r.output
     meta, text = _card(out)
-    assert "electra" in meta["tags"] and "pipeline_tag" not in meta and "/generator" in text
+    assert "electra" in meta["tags"] and "pipeline_tag" not in meta and 'subfolder="generator"' in text
+    (snippet,) = _python_blocks(text)
+    scope: dict = {}
+    exec(snippet.replace("fill(f", "out = fill(f"), scope)  # noqa: S102 - the card's snippet: the generator fills
+    assert scope["out"] and all(0 <= o["score"] <= 1 for o in scope["out"])
+
+
+def _python_blocks(text):
+    from markdown_it import MarkdownIt
+
+    return [t.content for t in MarkdownIt("commonmark").parse(text.split("---\n", 2)[2])
+            if t.type == "fence" and t.info == "python"]
+
+
+def test_cards_title_and_snippets_run_from_where_the_folders_are(data, bio, tmp_path, monkeypatch):
+    """Issue 39: '# bert\\-tiny' and pipeline(model="bert-tiny") for a folder at runs/bert-tiny. The
+    title is the folder's name as typed; each card's snippet runs from the directory the command ran in."""
+    monkeypatch.chdir(tmp_path)
+    r = CliRunner().invoke(main, ["mlm", str(data), "--size", "tiny", "--steps", "2", "--batch-size", "2",
+                                  "--device", "cpu", "--out", "runs/bert-tiny", "--no-progress", "--report-to", "none"])
+    assert r.exit_code == 0, r.output
+    r = _finetune("runs/bert-tiny", bio, "results/ner-1", "--max-steps", "2", "--report-to", "none")
+    assert r.exit_code == 0, r.output
+    for folder, title, call in (("runs/bert-tiny", "# bert-tiny: a biotok BERT pretraining run", "fill("),
+                                ("results/ner-1", "# ner-1: bert-tiny fine-tuned on", "nlp(")):
+        meta, text = _card(tmp_path / folder)
+        assert f"\n{title}" in text and "base_model" not in meta
+        (snippet,) = _python_blocks(text)
+        assert f'model="{folder}"' in snippet
+        scope: dict = {}
+        exec(snippet, scope)  # noqa: S102 - the card's own snippet, as a user pastes it
+        out = scope["fill"](f"le patient {scope['fill'].tokenizer.mask_token} .") if call == "fill(" \
+            else scope["nlp"]("Le patient présente une fièvre élevée .")
+        assert isinstance(out, list)

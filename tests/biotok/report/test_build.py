@@ -51,3 +51,25 @@ def test_report_refuses_to_overwrite(tmp_path: Path, toks, sample_lines: list[st
     assert (out / "keep.txt").read_text() == "mine"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["rep"]
     # replacing with force: tests/biotok/cli/test_compare.py::test_report_command
+
+
+def test_report_shows_each_part_off_a_terminal(tmp_path: Path, tiny_wordpiece, sample_corpus) -> None:
+    """Issue 39: ``biotok report ... --terminology`` was silent for minutes. Off a terminal (CliRunner's
+    stderr) each part prints a line as it starts and one with its seconds as it ends; --no-progress: none."""
+    import re
+
+    from click.testing import CliRunner
+
+    from biotok.cli import main
+
+    terms = tmp_path / "terms.txt"
+    terms.write_text("hépatite\tdisease\nacétylcholinestérase\tenzyme\n", encoding="utf-8")
+    args = ["report", str(tiny_wordpiece), "--corpus", str(sample_corpus), "--max-lines", "50", "--terms", str(terms)]
+    r = CliRunner().invoke(main, [*args, "--out", str(tmp_path / "r")])
+    assert r.exit_code == 0, r.output
+    parts = ["morphemes", "numbers", "corpus", "figures", "report.md", "report.html"]
+    started = re.findall(r"^report: (\S+) \((\d)/6\)\.\.\.$", r.stderr, re.M)
+    assert started == [(p, str(i)) for i, p in enumerate(parts, 1)], r.stderr
+    assert all(re.search(rf"^report: {re.escape(p)} done in \d+\.\d s$", r.stderr, re.M) for p in parts)
+    quiet = CliRunner().invoke(main, [*args, "--out", str(tmp_path / "q"), "--no-progress"])
+    assert quiet.exit_code == 0 and "report:" not in quiet.stderr and "measuring" not in quiet.stderr

@@ -1092,3 +1092,19 @@ def test_an_out_name_with_a_newline_and_a_code_fence_keeps_the_card_whole(tmp_pa
     assert not [t for t in tokens if t.type in ("html_block", "html_inline")]
     assert [t.info for t in tokens if t.type == "fence"] == ["bash", "python"]  # the command and the usage, whole
     assert "<img" not in MarkdownIt("commonmark").render(card.split("---\n", 2)[2])
+
+
+def test_transfer_out_name_with_a_newline_and_a_code_fence_keeps_the_card_whole(tmp_path, model, tok):
+    """Issue 40 item 7: the transfer card broke (an extra fence, a second level-1 heading, raw HTML)."""
+    from markdown_it import MarkdownIt
+
+    out = tmp_path / "moved\n```\n# second title\n<img src=x onerror=alert(1)>"
+    r = run("transfer", model, "-t", tok, "--out", out)
+    assert r.exit_code == 0, r.output
+    card = (out / "README.md").read_text(encoding="utf-8")
+    body = card.split("---\n", 2)[2]
+    tokens = MarkdownIt("commonmark").parse(body)
+    assert [t.tag for t in tokens if t.type == "heading_open"].count("h1") == 1
+    assert not [t for t in tokens if t.type in ("html_block", "html_inline")]
+    assert [t.info for t in tokens if t.type == "fence"] == ["bash", "python"]  # the command and the usage, whole
+    assert "<img" not in MarkdownIt("commonmark").render(body)

@@ -1,7 +1,7 @@
 """The fine-tuning engine's batching and run options: length-grouped training order (as
 transformers' group_by_length sampler), padding to each batch's longest row only, evaluation in
 length-sorted batches giving the same predictions as one example at a time, ``threads``, and the
-progress bar (on with ``bar=True``, off when stderr is not a terminal)."""
+progress (a bar on a terminal, lines off it with ``bar=True``, nothing by default off a terminal)."""
 
 from __future__ import annotations
 
