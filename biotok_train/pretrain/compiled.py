@@ -7,7 +7,10 @@ turned into one error line that names its root cause.
 from __future__ import annotations
 
 import dataclasses
+import logging
 import re
+import sys
+import threading
 from pathlib import Path
 
 import torch
@@ -74,6 +77,37 @@ def graphs_compiled() -> int:
         return 0
 
 
+log = logging.getLogger(__name__)
+
+
+def release_compile_workers(timeout: float = 10.0) -> bool:
+    """Stop inductor's compile-worker pools now, waiting at most ``timeout`` seconds, then kill the
+    pool processes still there; True when one had to be killed. Without this the pools stop at
+    interpreter exit, where ``SubprocPool.shutdown`` waits up to 300 s for its sidecar process
+    (pytorch#162199: a pool that does not stop after a cold start): the likely reason the
+    2026-11-28 ELECTRA process outlived its last line by over 140 s (``gpu_suite/slot_speed.py``
+    checks each run's exit). Call it when a process will compile nothing more."""
+    mod = sys.modules.get("torch._inductor.async_compile")  # never imported: nothing was compiled
+    pools = list(getattr(mod, "_pool_set", ())) if mod is not None else []
+    if not pools:
+        return False
+    stopper = threading.Thread(target=mod.shutdown_compile_workers, name="biotok-compile-workers", daemon=True)
+    stopper.start()
+    stopper.join(timeout)
+    if not stopper.is_alive():
+        return False
+    killed = False
+    for pool in pools:
+        proc = getattr(pool, "process", None)  # SubprocPool's sidecar (a ProcessPoolExecutor has none)
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+            killed = True
+    stopper.join(timeout)
+    if killed:
+        log.warning("torch.compile's worker pool did not stop within %.0f s: killed", timeout)
+    return killed
+
+
 # Where a compile error's own message ends and torch's advice, graph dumps and tracebacks begin.
 _ADVICE = ("While executing", "Original traceback", "from user code:", "Use tlparse", "Set TORCH_LOGS",
            "You can suppress", "import torch._dynamo", "torch._dynamo.config", "Explanation:", "Hint:",
@@ -129,4 +163,4 @@ def compile_error(exc: BaseException, config: PretrainConfig) -> CompileError:
 
 
 __all__ = ["GRAPH_SIZES", "compile_enabled", "compile_error", "compile_module", "graphs_compiled", "is_compile_error",
-           "resolved_mode", "root_cause", "with_resolved_mode"]
+           "release_compile_workers", "resolved_mode", "root_cause", "with_resolved_mode"]

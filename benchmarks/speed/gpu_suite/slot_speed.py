@@ -16,7 +16,8 @@ each run a ``biotok-train`` process of its own, alone on the GPU, one after the 
 
 Per run: tokens/s and MFU of the ``metrics.jsonl`` rows after the first (compilation), the wall
 time, and the seconds between its summary line and its exit. The 2026-11-28 ELECTRA process did
-not exit after its last line: a process still alive ``--exit-grace`` seconds after its summary gets
+not exit after its last line (the CLI now stops torch.compile's worker pool itself, killing it
+after 10 s: :func:`biotok_train.pretrain.compiled.release_compile_workers`): a process still alive ``--exit-grace`` seconds after its summary gets
 SIGABRT, and Python's faulthandler (``PYTHONFAULTHANDLER=1``) prints where every thread waits, kept
 in the JSON. A part that would not fit in what is left of ``--minutes`` (by the 2026-11-28 times) is
 skipped, and said. Writes two small files into ``--out``: ``slot_speed.json`` (rewritten after each
@@ -153,7 +154,8 @@ def watched(cmd: list[str], limit_s: float, grace_s: float, summary: str) -> dic
     row["exit_after_summary_s"] = round(end - seen["at"], 1) if "at" in seen else None
     if hung or proc.returncode != 0:
         row["hung"] = hung
-        row["stderr_tail"] = "".join(err)[-4000:]
+    # a pool killed at the end says so on stderr (biotok_train.pretrain.compiled.release_compile_workers)
+    row["stderr_tail"] = "".join(err)[-4000 if hung or proc.returncode else -800:]
     return row
 
 

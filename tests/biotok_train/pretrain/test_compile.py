@@ -157,3 +157,35 @@ def test_batch_tokens_sets_the_batch_from_the_data_length(data, tmp_path):
                  tmp_path / "run", progress=False)
     saved = json.loads((tmp_path / "run" / "biotok_pretrain.json").read_text())
     assert saved["config"]["batch_size"] == 4 and r.steps == 1
+
+
+def _subproc_pool():
+    from torch._inductor import async_compile
+    from torch._inductor.compile_worker.subproc_pool import SubprocPool
+
+    pool = SubprocPool(1)
+    async_compile._pool_set.add(pool)
+    return pool
+
+
+def test_release_compile_workers_kills_a_pool_that_does_not_stop():
+    """A sidecar that never answers (stopped here with SIGSTOP) would hold the process 300 s at exit
+    (SubprocPool.shutdown's wait); released, it is killed after the timeout."""
+    import os
+    import signal
+
+    pool = _subproc_pool()
+    os.kill(pool.process.pid, signal.SIGSTOP)
+    try:
+        assert compiled.release_compile_workers(timeout=1.0)
+        assert pool.process.poll() is not None  # the sidecar is gone
+    finally:
+        if pool.process.poll() is None:
+            pool.process.kill()
+    assert not compiled.release_compile_workers(timeout=1.0)  # nothing left to stop
+
+
+def test_release_compile_workers_stops_a_healthy_pool_without_killing():
+    pool = _subproc_pool()
+    assert not compiled.release_compile_workers(timeout=30.0)
+    assert pool.process.poll() == 0  # it exited by itself, on the shutdown message
