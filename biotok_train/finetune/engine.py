@@ -36,6 +36,10 @@ from biotok_train.hf_models import best_device, check_model, frame_ids, load_mod
 
 log = logging.getLogger(__name__)
 
+# Training losses are read back to the host every this many steps (each read waits for the device),
+# or every step while a progress bar shows them.
+LOSS_READ_EVERY = 50
+
 
 @dataclass(frozen=True)
 class Scores:
@@ -261,6 +265,8 @@ class _Run:
         size, feats = self.config.batch_size, self.features["train"]
         max_norm = self.config.optim.max_grad_norm
         losses: list[float] = []
+        pending: list[tuple] = []  # (step, loss on the device, lr): read back together, one sync
+        read_every = 1 if shown.bar is not None else LOSS_READ_EVERY
         for b in range(0, len(order), size):
             if self.step >= self.total:
                 break
@@ -269,11 +275,24 @@ class _Run:
                 loss, _ = _forward(self.model, self.task, _to(batch, device))
             loss.backward()
             clip_and_step(self.model, self.optimizer, self.scheduler, max_norm)
-            losses.append(float(loss.detach()))
             self.step += 1
-            self.trained.step(self.step, losses[-1], self.scheduler.get_last_lr()[0])
-            shown.step(losses[-1])
-        return losses
+            pending.append((self.step, loss.detach(), self.scheduler.get_last_lr()[0]))
+            if len(pending) >= read_every:
+                losses += self._read_losses(pending, shown)
+        return losses + self._read_losses(pending, shown)
+
+    def _read_losses(self, pending: list[tuple], shown: Progress) -> list[float]:
+        """The pending steps' losses read back to the host at once (one device sync instead of one
+        per step, which on a GPU makes the CPU wait for every step before it launches the next),
+        then logged in step order; ``pending`` is emptied."""
+        import torch
+
+        values = torch.stack([loss for _, loss, _ in pending]).float().tolist() if pending else []
+        for (step, _, lr), value in zip(pending, values):
+            self.trained.step(step, value, lr)
+            shown.step(value)
+        pending.clear()
+        return values
 
     def finish(self, model_path, seconds: float) -> FinetuneResult:
         """The best dev state restored and scored on test."""

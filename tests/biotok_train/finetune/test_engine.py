@@ -175,3 +175,24 @@ def test_entity_report_and_f1_are_seqevals_strict_numbers():
             gold = [[rng.choice(bilou) for _ in range(rng.randint(1, 10))] for _ in range(rng.randint(1, 10))]
             pred = [[rng.choice(bilou) if rng.random() < 0.4 else t for t in s] for s in gold]
             assert entity_f1(gold, pred, "bioul").value == float(f1_score(gold, pred, scheme=BILOU, **kw))
+
+
+def test_training_losses_are_read_back_in_batches_not_every_step(tiny_model, monkeypatch):
+    """Without a bar the loop reads the losses of LOSS_READ_EVERY steps at once (on a GPU, each
+    read waits for the device); every step's loss is still logged, in order, and the epoch means
+    are those losses' means."""
+    import torch
+
+    from biotok_train.finetune import engine, finetune
+
+    reads = []
+    real = torch.Tensor.tolist
+    monkeypatch.setattr(engine, "LOSS_READ_EVERY", 3)
+    monkeypatch.setattr(torch.Tensor, "tolist", lambda t: reads.append(t.numel()) or real(t))
+    r = finetune(tiny_model, _dataset(), FAST, progress=False)
+    train = [(step, v["loss"]) for step, v, prefix in r.trained.scalars if prefix == "train/"]
+    assert [s for s, _ in train] == list(range(1, r.steps + 1))  # every step logged, in order
+    per_epoch = r.steps // len(r.history)
+    assert reads[:2] == [3, 2]  # 5 steps an epoch (20 examples / batch 4): 3, then the epoch's last 2
+    means = [sum(v for _, v in train[i * per_epoch:(i + 1) * per_epoch]) / per_epoch for i in range(len(r.history))]
+    assert means == pytest.approx([h["train_loss"] for h in r.history], rel=1e-12)
