@@ -102,7 +102,8 @@ def small_model(work: Path, size: str, tokenizer: Path) -> Path:
     return out
 
 
-def fine_tune_phases(model: Path, task: str, seeds: list[int], quick: bool, work: Path) -> dict:
+def fine_tune_phases(model: Path, task: str, seeds: list[int], quick: bool, work: Path,
+                     steps: int | None = None) -> dict:
     """Load ``task`` (as shared(env) does), then fine-tune ``model`` on it once per seed in this
     process, each phase of :func:`~biotok_train.finetune.engine.fit` timed."""
     import torch
@@ -119,7 +120,9 @@ def fine_tune_phases(model: Path, task: str, seeds: list[int], quick: bool, work
         data = dataclasses.replace(data, train=data.train[:8], dev=data.dev[:8], test=data.test[:8])
     # the ablation's recipe (3 epochs of batch 16 at 256, dev after each), its training cut at TIMED_STEPS
     # steps: their per-step cost times the recipe's steps stands for the whole training
-    cfg = FinetuneConfig(max_length=256, threads=1, report_to="none", max_steps=2 if quick else TIMED_STEPS)
+    # (``steps`` 0: the whole recipe, as on a GPU)
+    cfg = FinetuneConfig(max_length=256, threads=1, report_to="none",
+                         max_steps=steps if steps is not None else 2 if quick else TIMED_STEPS)
     recipe = FinetuneConfig()
     sizes = {"train": len(data.train), "dev": len(data.dev), "test": len(data.test)}
     seeds_out = []
@@ -147,7 +150,8 @@ def fine_tune_phases(model: Path, task: str, seeds: list[int], quick: bool, work
             with s("write results"):
                 engine.write_results(r, head, data.test, r.predictions, work / f"ft-{task}-{seed}", force=True)
             steps = {"steps": r.steps, "features": dict(zip(("train", "dev", "test"), encoded)),
-                     "recipe_steps": math.ceil(encoded[0] / recipe.batch_size) * recipe.epochs, "recipe_epochs": recipe.epochs}
+                     "recipe_steps": math.ceil(encoded[0] / recipe.batch_size) * recipe.epochs, "recipe_epochs": recipe.epochs,
+                     "evaluations": len(r.history) + 1, "device": str(next(r.trained.model.parameters()).device)}
         finally:
             engine._setup, engine._evaluate, engine._forward = real["_setup"], real["_evaluate"], real["_forward"]
             engine._Run._epoch, torch.Tensor.backward = real["_epoch"], real["backward"]
@@ -166,13 +170,15 @@ def summarize(task_row: dict) -> dict:
     out = {}
     for row in task_row["seeds"]:
         s, timed = row["seconds"], max(1, row["steps"])
-        evals = 2  # this run: dev once (its training was cut in the first epoch), test once
+        evals = row["evaluations"]  # dev after each epoch run, test once
         out[f"seed {row['seed']}"] = {
             "load_model_s": round(s.get("load model+tokenizer", 0.0), 3), "encode_s": round(s.get("encode", 0.0), 3),
             "recipe_steps": row["recipe_steps"],
             "train_not_model_s": round(s["train steps, not model (collate, copies, loss read, logging)"] / timed
                                        * row["recipe_steps"], 2),
             "decode_score_s": round((s.get("decode", 0.0) + s.get("score", 0.0)) / evals * (row["recipe_epochs"] + 1), 2),
+            "model_s_timed": round(s.get("train forward", 0.0) + s.get("backward", 0.0) + s.get("optimizer step", 0.0), 3),
+            "fit_s_timed": round(s["fit total"], 3), "steps_timed": row["steps"],
         }
     return out
 
@@ -182,24 +188,33 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--quick", action="store_true", help="tiny model, 8 examples a split, 1 epoch (the test)")
     p.add_argument("--tasks", default=",".join(C.FRENCH_TASKS))
     p.add_argument("--write", action=argparse.BooleanOptionalAction, default=True,
-                   help="write benchmarks/results/finetune_startup.json (not with --quick)")
+                   help="write benchmarks/results/finetune_startup.json (not with --quick, --model or --out)")
+    p.add_argument("--model", default=None, help="fine-tune this saved model (default: a BERT-small built here)")
+    p.add_argument("--steps", type=int, default=None, help=f"training steps timed (0: the whole recipe; default "
+                   f"{TIMED_STEPS}, 2 with --quick)")
+    p.add_argument("--seeds", default="0,1", help="fine-tuning seeds, one after the other in this process")
+    p.add_argument("--out", default=None, help="write the JSON here instead (the GPU slot's)")
     args = p.parse_args(argv)
-    if not args.quick:
-        C.require_data()
+    if not C.CORPORA.is_dir():
+        raise SystemExit(f"finetune_startup: error: {C.CORPORA} not found (set BIOTOK_SHARED_DATA)")
     work = CACHE / "finetune_startup"
     work.mkdir(parents=True, exist_ok=True)
     result: dict = {"machine": machine(), "quick": args.quick, "imports_s": round(import_seconds(), 2),
-                    "command": "python -m benchmarks.speed.finetune_startup" + (" --quick" if args.quick else "")}
-    model = small_model(work, "tiny" if args.quick else "small", C.CAMEMBERTA if C.CAMEMBERTA.is_dir() else None)
+                    "command": "python -m benchmarks.speed.finetune_startup" + "".join(" " + a for a in (sys.argv[1:] if argv is None else argv))}
+    model = Path(args.model) if args.model else small_model(work, "tiny" if args.quick else "small", C.CAMEMBERTA)
+    seeds = [int(x) for x in args.seeds.split(",") if x]
     result["tasks"] = []
     for task in [x for x in args.tasks.split(",") if x]:
-        row = fine_tune_phases(model, task, [0, 1], args.quick, work)
+        row = fine_tune_phases(model, task, seeds, args.quick, work, args.steps)
         row["summary"] = summarize(row)
         row["h200_wall_s"] = ARCHIVE_WALL_S.get(task)
         result["tasks"].append(row)
         print(json.dumps({"task": task, "load_task_s": row["load_task_s"], **row["summary"]}), flush=True)
-    if args.write and not args.quick:
-        (RESULTS / "finetune_startup.json").write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    text = json.dumps(result, indent=1) + "\n"
+    if args.out:
+        Path(args.out).write_text(text, encoding="utf-8")
+    elif args.write and not args.quick and not args.model:
+        (RESULTS / "finetune_startup.json").write_text(text, encoding="utf-8")
     return 0
 
 

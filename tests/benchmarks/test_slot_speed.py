@@ -54,3 +54,20 @@ def test_a_process_that_hangs_after_its_summary_is_stopped_with_its_stacks():
 def test_a_process_that_exits_is_not_stopped():
     row = S.watched([sys.executable, "-c", "print('5 tokens/s')"], limit_s=120, grace_s=60.0, summary="tokens/s")
     assert row["returncode"] == 0 and "hung" not in row and row["stdout_tail"] == ["5 tokens/s"]
+
+
+def test_dry_run_times_a_fine_tune_of_the_runs_model(shared_data, tmp_path):
+    """The fine-tune part takes the eager MLM run's saved model to E3C, two seeds in one process."""
+    out = tmp_path / "out"
+    proc = subprocess.run([sys.executable, "-m", "benchmarks.speed.gpu_suite.slot_speed", "--dry-run", "--out", str(out),
+                           "--only", "mlm-eager,finetune-e3c"], capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    ft = json.loads((out / "slot_speed.json").read_text(encoding="utf-8"))["runs"]["finetune-e3c"]
+    assert ft["returncode"] == 0 and set(ft["summary"]) == {"seed 0", "seed 1"} and ft["imports_s"] >= 0
+    assert all(s["load model+tokenizer"] > 0 and s["encode"] > 0 for s in ft["seconds"])
+    assert "finetune-e3c: imports" in (out / "slot_speed.txt").read_text(encoding="utf-8")
+
+
+def test_the_fine_tune_part_is_skipped_without_a_model(tmp_path):
+    row = S.run_finetune(tmp_path / "mlm-eager", tmp_path, True, 60, 5)
+    assert row == {"skipped": "no model in mlm-eager (its run was skipped or failed)"}

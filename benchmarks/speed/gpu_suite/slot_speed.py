@@ -12,7 +12,10 @@ each run a ``biotok-train`` process of its own, alone on the GPU, one after the 
    left): step time, the GPU's busy share, the top operators by device time
    (:func:`benchmarks.speed.gpu_suite.profile.profile_mode`);
 3. ELECTRA-small compiled (default mode), then with CUDA graphs: the 1 % MFU is a launch-bound
-   step (24 thin layers, :mod:`benchmarks.speed.electra_cost`), which graphs should lift.
+   step (24 thin layers, :mod:`benchmarks.speed.electra_cost`), which graphs should lift;
+4. an ablation fine-tune's phases on the GPU (E3C, the model of run 1, two seeds in one process:
+   imports, model load, encoding, training, evaluation; :mod:`benchmarks.speed.finetune_startup`),
+   against the 7-30 s each took in the 2026-11-28 pieces.
 
 Per run: tokens/s and MFU of the ``metrics.jsonl`` rows after the first (compilation), the wall
 time, and the seconds between its summary line and its exit. The 2026-11-28 ELECTRA process did
@@ -43,8 +46,9 @@ from benchmarks import corpora as C
 
 SCHEMA = "biotok-slot-speed/1"
 # seconds each part took (2026-11-28, one H200: start-up + compilation + 150 steps; profile ~ a compiled run)
-ESTIMATE_S = {"data": 20, "mlm-eager": 25, "mlm-compile": 45, "mlm-graphs": 45, "profile-graphs": 45,
-              "electra-compile": 80, "electra-graphs": 80, "profile-compile": 45}
+# (the 2026-11-28 rows: compilation ~18 s for BERT-small, ~60 s for ELECTRA-small; ~10 s of imports a process)
+ESTIMATE_S = {"data": 20, "mlm-eager": 20, "mlm-compile": 35, "mlm-graphs": 35, "profile-graphs": 40,
+              "electra-compile": 80, "finetune-e3c": 60, "electra-graphs": 80, "profile-compile": 40}
 
 
 @dataclass(frozen=True)
@@ -52,13 +56,14 @@ class Part:
     """One measured run: a pretraining command (``objective`` with a compile mode) or a profile."""
 
     name: str
-    objective: str = "mlm"  # mlm | electra | profile
+    objective: str = "mlm"  # mlm | electra | profile | finetune
     mode: str | None = None  # None: eager; else the torch.compile mode
 
 
 PARTS = (Part("mlm-eager"), Part("mlm-compile", mode="default"), Part("mlm-graphs", mode="reduce-overhead"),
          Part("profile-graphs", "profile", "reduce-overhead"), Part("electra-compile", "electra", "default"),
-         Part("electra-graphs", "electra", "reduce-overhead"), Part("profile-compile", "profile", "default"))
+         Part("finetune-e3c", "finetune"), Part("electra-graphs", "electra", "reduce-overhead"),
+         Part("profile-compile", "profile", "default"))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -191,6 +196,23 @@ def profile_child(data: str, mode: str, out_json: str) -> int:
     return 0
 
 
+def run_finetune(data_model: Path, work: Path, dry_run: bool, limit_s: float, grace_s: float) -> dict:
+    """:mod:`benchmarks.speed.finetune_startup` on E3C with the eager MLM run's model, two seeds."""
+    if not (data_model / "config.json").is_file():
+        return {"skipped": f"no model in {data_model.name} (its run was skipped or failed)"}
+    if not C.CORPORA.is_dir():
+        return {"skipped": f"no task data: {C.CORPORA} not found"}
+    out = work / "finetune-e3c.json"
+    cmd = [sys.executable, "-m", "benchmarks.speed.finetune_startup", "--model", str(data_model), "--tasks", "e3c",
+           "--seeds", "0,1", "--out", str(out)] + (["--quick"] if dry_run else ["--steps", "0"])
+    row = watched(cmd, limit_s, grace_s, '"task": "e3c"')
+    if out.is_file():
+        r = json.loads(out.read_text(encoding="utf-8"))
+        row.update(imports_s=r["imports_s"], **{k: r["tasks"][0][k] for k in ("examples", "load_task_s", "summary")},
+                   seconds=[x["seconds"] for x in r["tasks"][0]["seeds"]])
+    return row
+
+
 def run_profile(part: Part, data: Path, work: Path, dry_run: bool, limit_s: float, grace_s: float) -> dict:
     out = work / f"{part.name}.json"
     mode = "eager" if dry_run else part.mode
@@ -211,6 +233,10 @@ def text_report(result: dict) -> str:
             mfu = f"{100 * r['mfu_median']:.1f} %" if r.get("mfu_median") is not None else "n/a"
             lines.append(f"| {name} | {r['tokens_per_s_median']} | {mfu} | {r['wall_s']} | {r['exit_after_summary_s']} |"
                          + (f" HUNG {r['hung']}" if r.get("hung") else ""))
+    for name, r in result["runs"].items():
+        if "summary" in r:
+            lines += ["", f"{name}: imports {r['imports_s']} s, task loaded in {r['load_task_s']} s; per seed: "
+                          + json.dumps(r["summary"])]
     for name, r in result["runs"].items():
         if "table" in r:
             busy = r.get("gpu_busy_fraction")
@@ -249,6 +275,11 @@ def run_slot(out: Path, dry_run: bool, steps: int, minutes: float, grace_s: floa
         limit = max(60.0, min(left, 3 * ESTIMATE_S[part.name])) if not dry_run else 600.0
         if part.objective == "profile":
             row = run_profile(part, data, work, dry_run, limit, grace_s)
+        elif part.objective == "finetune":
+            row = run_finetune(work / "mlm-eager", work, dry_run, limit, grace_s)
+            if "skipped" in row:
+                result["skipped"].append({"part": part.name, "why": row["skipped"]})
+                continue
         else:
             run_dir = work / part.name
             row = watched(command(part, data, run_dir, steps, dry_run), limit, grace_s, "tokens/s")
