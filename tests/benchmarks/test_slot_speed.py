@@ -17,7 +17,7 @@ from benchmarks.speed.gpu_suite import slot_speed as S  # noqa: E402
 def test_dry_run_writes_two_small_files(tmp_path):
     out = tmp_path / "out"
     proc = subprocess.run([sys.executable, "-m", "benchmarks.speed.gpu_suite.slot_speed", "--dry-run", "--out", str(out),
-                           "--only", "mlm-eager,profile-graphs"], capture_output=True, text=True, timeout=900)
+                           "--only", "mlm-eager,profile-compile"], capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stderr[-2000:]
     files = sorted(p.name for p in out.iterdir())
     assert files == ["slot_speed.json", "slot_speed.txt"]  # a slot brings back at most 8 files
@@ -27,10 +27,10 @@ def test_dry_run_writes_two_small_files(tmp_path):
     mlm = r["runs"]["mlm-eager"]
     assert mlm["returncode"] == 0 and mlm["rows"] == 3 and mlm["tokens_per_s_median"] > 0
     assert mlm["exit_after_summary_s"] is not None and "hung" not in mlm
-    prof = r["runs"]["profile-graphs"]
+    prof = r["runs"]["profile-compile"]
     assert prof["returncode"] == 0 and prof["steps"] == 2 and prof["top_ops"] and "table" not in prof
     assert "aten::" in (out / "slot_speed.txt").read_text(encoding="utf-8")  # the profile table, in the text file
-    assert set(r["runs"]) == {"mlm-eager", "profile-graphs"}
+    assert set(r["runs"]) == {"mlm-eager", "profile-compile"}
 
 
 def test_the_real_commands_compile_as_asked():

@@ -8,9 +8,9 @@ each run a ``biotok-train`` process of its own, alone on the GPU, one after the 
 
 1. BERT-small MLM, ``--steps`` steps each: eager, compiled (default mode), CUDA graphs
    (``reduce-overhead``: what the ablation's ``compile_mode="auto"`` now picks);
-2. a ``torch.profiler`` summary of the CUDA-graphs step (then of the default-mode one, if time is
-   left): step time, the GPU's busy share, the top operators by device time
-   (:func:`benchmarks.speed.gpu_suite.profile.profile_mode`);
+2. a ``torch.profiler`` summary of the compiled step (default mode: its kernels one by one; then
+   of the CUDA-graphs step, last, if time is left): step time, the GPU's busy share, the top
+   operators by device time (:func:`benchmarks.speed.gpu_suite.profile.profile_mode`);
 3. ELECTRA-small compiled (default mode), then with CUDA graphs: the 1 % MFU is a launch-bound
    step (24 thin layers, :mod:`benchmarks.speed.electra_cost`), which graphs should lift;
 4. an ablation fine-tune's phases on the GPU (E3C, the model of run 1, two seeds in one process:
@@ -47,8 +47,8 @@ from benchmarks import corpora as C
 SCHEMA = "biotok-slot-speed/1"
 # seconds each part took (2026-11-28, one H200: start-up + compilation + 150 steps; profile ~ a compiled run)
 # (the 2026-11-28 rows: compilation ~18 s for BERT-small, ~60 s for ELECTRA-small; ~10 s of imports a process)
-ESTIMATE_S = {"data": 20, "mlm-eager": 20, "mlm-compile": 35, "mlm-graphs": 35, "profile-graphs": 40,
-              "electra-compile": 80, "finetune-e3c": 60, "electra-graphs": 80, "profile-compile": 40}
+ESTIMATE_S = {"data": 20, "mlm-eager": 20, "mlm-compile": 35, "mlm-graphs": 35, "profile-compile": 40,
+              "electra-compile": 80, "finetune-e3c": 60, "electra-graphs": 80, "profile-graphs": 40}
 
 
 @dataclass(frozen=True)
@@ -61,9 +61,9 @@ class Part:
 
 
 PARTS = (Part("mlm-eager"), Part("mlm-compile", mode="default"), Part("mlm-graphs", mode="reduce-overhead"),
-         Part("profile-graphs", "profile", "reduce-overhead"), Part("electra-compile", "electra", "default"),
+         Part("profile-compile", "profile", "default"), Part("electra-compile", "electra", "default"),
          Part("finetune-e3c", "finetune"), Part("electra-graphs", "electra", "reduce-overhead"),
-         Part("profile-compile", "profile", "default"))
+         Part("profile-graphs", "profile", "reduce-overhead"))
 
 
 def build_parser() -> argparse.ArgumentParser:
