@@ -210,11 +210,12 @@ def main(argv: list[str] | None = None) -> int:
         row["h200_wall_s"] = ARCHIVE_WALL_S.get(task)
         result["tasks"].append(row)
         print(json.dumps({"task": task, "load_task_s": row["load_task_s"], **row["summary"]}), flush=True)
-    text = json.dumps(result, indent=1) + "\n"
-    if args.out:
-        Path(args.out).write_text(text, encoding="utf-8")
-    elif args.write and not args.quick and not args.model:
-        (RESULTS / "finetune_startup.json").write_text(text, encoding="utf-8")
+        # rewritten after each task: a run cut short keeps the tasks it measured
+        dest = Path(args.out) if args.out else RESULTS / "finetune_startup.json"
+        if args.out or (args.write and not args.quick and not args.model):
+            tmp = dest.with_name(f".{dest.name}.tmp")
+            tmp.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+            tmp.replace(dest)
     return 0
 
 

@@ -91,9 +91,6 @@ def _run(data: str, out: str | None, resume: bool, tokenizer: str | None, progre
         check_tokenizer(data, tokenizer)
     out = out or f"runs/{config.objective if config.objective == 'electra' else config.arch}-{config.size}"
     r = pretrain(data, config, out, resume=resume, progress=progress, force=force)
-    from biotok_train.pretrain.compiled import release_compile_workers
-
-    release_compile_workers()  # this process compiles nothing more: never wait 300 s for the pool at exit
     from biotok_train.pretrain.heldout import describe
 
     mfu = f"{100 * r.mfu:.1f} %" if r.mfu is not None else "n/a"

@@ -86,7 +86,8 @@ def release_compile_workers(timeout: float = 10.0) -> bool:
     interpreter exit, where ``SubprocPool.shutdown`` waits up to 300 s for its sidecar process
     (pytorch#162199: a pool that does not stop after a cold start): the likely reason the
     2026-11-28 ELECTRA process outlived its last line by over 140 s (``gpu_suite/slot_speed.py``
-    checks each run's exit). Call it when a process will compile nothing more."""
+    checks each run's exit). The loop calls it when a run ends (the ablation's workers go on to
+    eager fine-tunes); a later compilation starts a new pool."""
     mod = sys.modules.get("torch._inductor.async_compile")  # never imported: nothing was compiled
     pools = list(getattr(mod, "_pool_set", ())) if mod is not None else []
     if not pools:

@@ -19,8 +19,8 @@ each run a ``biotok-train`` process of its own, alone on the GPU, one after the 
 
 Per run: tokens/s and MFU of the ``metrics.jsonl`` rows after the first (compilation), the wall
 time, and the seconds between its summary line and its exit. The 2026-11-28 ELECTRA process did
-not exit after its last line (the CLI now stops torch.compile's worker pool itself, killing it
-after 10 s: :func:`biotok_train.pretrain.compiled.release_compile_workers`): a process still alive ``--exit-grace`` seconds after its summary gets
+not exit after its last line (a finished compiled run now stops torch.compile's worker pool itself,
+killing it after 10 s: :func:`biotok_train.pretrain.compiled.release_compile_workers`): a process still alive ``--exit-grace`` seconds after its summary gets
 SIGABRT, and Python's faulthandler (``PYTHONFAULTHANDLER=1``) prints where every thread waits, kept
 in the JSON. A part that would not fit in what is left of ``--minutes`` (by the 2026-11-28 times) is
 skipped, and said. Writes two small files into ``--out``: ``slot_speed.json`` (rewritten after each

@@ -189,3 +189,16 @@ def test_release_compile_workers_stops_a_healthy_pool_without_killing():
     pool = _subproc_pool()
     assert not compiled.release_compile_workers(timeout=30.0)
     assert pool.process.poll() == 0  # it exited by itself, on the shutdown message
+
+
+def test_a_finished_compiled_run_stops_the_compile_workers(data, tmp_path, monkeypatch):
+    """The pool goes when the run is over (not at the process's exit), not after a time slice."""
+    calls = []
+    monkeypatch.setattr("biotok_train.pretrain.loop.release_compile_workers", lambda: calls.append(1))
+    cfg = PretrainConfig(steps=2, compile="on", compile_backend="aot_eager", bf16=False, **TINY)
+    pretrain(data, cfg, tmp_path / "run", progress=False, stop_after=1)
+    assert calls == []  # a slice of the run: it compiles again when resumed
+    pretrain(data, cfg, tmp_path / "run", progress=False, resume=True)
+    assert calls == [1]
+    pretrain(data, PretrainConfig(steps=1, compile="off", **TINY), tmp_path / "eager", progress=False)
+    assert calls == [1]  # nothing compiled: nothing to stop
