@@ -127,13 +127,14 @@ def fine_tune_phases(model: Path, task: str, seeds: list[int], quick: bool, work
     sizes = {"train": len(data.train), "dev": len(data.dev), "test": len(data.test)}
     seeds_out = []
     real = {"_setup": engine._setup, "_evaluate": engine._evaluate, "_forward": engine._forward,
-            "clip_and_step": optim.clip_and_step, "_epoch": engine._Run._epoch, "backward": torch.Tensor.backward}
+            "clip_and_step": optim.clip_and_step, "_epoch": engine._Run._epoch, "backward": torch.Tensor.backward,
+            "encode": engine._Encoded.__call__}
     for seed in seeds:
         s = Timer()
         head = make_head(kind, cfg, spec)
         encoded: list[int] = []
-        encode = s.wrap("encode", head.encode)  # the instance's: fit calls task.encode (train, dev, test)
-        head.encode = lambda *a, **k: encoded.append(len(out := encode(*a, **k))) or out
+        encode = s.wrap("encode", real["encode"])  # the engine's (train, dev, test; reused across seeds)
+        engine._Encoded.__call__ = lambda *a, **k: encoded.append(len(out := encode(*a, **k))) or out
         head.decode = s.wrap("decode", head.decode)
         head.score = s.wrap("score", head.score)
         fwd_train, fwd_eval = s.wrap("train forward", real["_forward"]), s.wrap("eval forward", real["_forward"])
@@ -155,6 +156,7 @@ def fine_tune_phases(model: Path, task: str, seeds: list[int], quick: bool, work
         finally:
             engine._setup, engine._evaluate, engine._forward = real["_setup"], real["_evaluate"], real["_forward"]
             engine._Run._epoch, torch.Tensor.backward = real["_epoch"], real["backward"]
+            engine._Encoded.__call__ = real["encode"]
             optim.clip_and_step = real["clip_and_step"]
         sec = s.s
         sec["train steps, not model (collate, copies, loss read, logging)"] = (

@@ -5,6 +5,7 @@ progress bar (on with ``bar=True``, off when stderr is not a terminal)."""
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import shutil
 from pathlib import Path
@@ -196,3 +197,39 @@ def test_training_losses_are_read_back_in_batches_not_every_step(tiny_model, mon
     assert reads[:2] == [3, 2]  # 5 steps an epoch (20 examples / batch 4): 3, then the epoch's last 2
     means = [sum(v for _, v in train[i * per_epoch:(i + 1) * per_epoch]) / per_epoch for i in range(len(r.history))]
     assert means == pytest.approx([h["train_loss"] for h in r.history], rel=1e-12)
+
+
+def test_a_tasks_splits_are_encoded_once_per_process_and_reused_for_the_next_seed(tiny_model, monkeypatch):
+    """A second seed on the same model, task and dataset reuses the encoded splits (and what encode
+    set on the task); the results are those of encoding again."""
+    from biotok_train.finetune import engine, make_head
+    from biotok_train.finetune.ner import NerTask
+
+    calls = []
+    real = NerTask.encode
+
+    def encode(self, tok, examples, labels, max_length):
+        calls.append(len(examples))
+        self.encoded_with = tok.fingerprint  # a side effect a later hook could read (as the MCQ head's filler)
+        return real(self, tok, examples, labels, max_length)
+
+    monkeypatch.setattr(NerTask, "encode", encode)
+    monkeypatch.setattr(engine, "_ENCODED", engine.OrderedDict())
+    data = _dataset()
+    cfg = dataclasses.replace(FAST, epochs=1)
+    first = engine.fit(tiny_model, make_head("ner", cfg), data, cfg, progress=False)
+    assert calls == [20, 5, 5]
+    head = make_head("ner", dataclasses.replace(cfg, seed=1))
+    cached = engine.fit(tiny_model, head, data, dataclasses.replace(cfg, seed=1), progress=False)
+    assert calls == [20, 5, 5] and head.encoded_with  # reused, and encode's attribute set on the new head
+    engine._ENCODED.clear()
+    fresh = engine.fit(tiny_model, make_head("ner", cfg), data, dataclasses.replace(cfg, seed=1), progress=False)
+    assert len(calls) == 6
+    assert (cached.metrics, cached.predictions, cached.history) == (fresh.metrics, fresh.predictions, fresh.history)
+    assert first.history != [] and len(engine._ENCODED) == 3
+    # another dataset object, another scheme or another max length: encoded again
+    engine.fit(tiny_model, make_head("ner", cfg), _dataset(), cfg, progress=False)
+    engine.fit(tiny_model, make_head("ner", dataclasses.replace(cfg, scheme="io")), data,
+               dataclasses.replace(cfg, scheme="io"), progress=False)
+    engine.fit(tiny_model, make_head("ner", cfg), data, dataclasses.replace(cfg, max_length=24), progress=False)
+    assert len(calls) == 15 and len(engine._ENCODED) == engine.ENCODED_KEEP
