@@ -16,11 +16,13 @@ def test_phases_of_two_fine_tunes_in_one_process(shared_data, tmp_path, monkeypa
     for r in row["seeds"]:
         sec = r["seconds"]
         assert r["steps"] == 2 and r["features"]["train"] >= 8 and r["recipe_steps"] >= 3
-        for phase in ("load model+tokenizer", "encode", "train forward", "backward", "optimizer step",
+        for phase in ("load model+tokenizer", "train forward", "backward", "optimizer step",
                       "evaluate (dev, test)", "eval forward", "decode", "score", "write results"):
             assert sec[phase] > 0, phase
         assert sec["fit total"] >= sec["train epochs"] + sec["evaluate (dev, test)"]
         assert (tmp_path / f"ft-e3c-{r['seed']}" / "results.json").is_file()
+    first, second = (r["seconds"]["encode"] for r in row["seeds"])
+    assert first > 0 and second <= first  # the second seed reuses the encoded splits (engine._Encoded)
     s = F.summarize(row)
     assert set(s) == {"seed 0", "seed 1"} and s["seed 1"]["recipe_steps"] == row["seeds"][1]["recipe_steps"]
     # the engine is left as it was: its functions restored after timing
