@@ -55,7 +55,8 @@ train_options = stack(
                       "inductor compiles for minutes]. A failure is one error line: rerun with --no-compile."),
     click.option("--compile-mode", type=click.Choice(COMPILE_MODES), default=_d("compile_mode"), show_default=True,
                  help="torch.compile mode: reduce-overhead replays the step as CUDA graphs (static shapes: packed "
-                      "rows, bucketed masked positions)."),
+                      "rows, bucketed masked positions); auto: reduce-overhead for a BERT tiny/small on one GPU "
+                      "(what the ablation uses), else default."),
     click.option("--bf16/--no-bf16", default=_d("bf16"), show_default=True,
                  help="bf16 autocast where supported: CUDA, or a CPU with bf16 matrix units (amx_bf16, "
                       "avx512_bf16); elsewhere fp32."),

@@ -22,6 +22,7 @@ import math
 import os
 import random
 import time
+from collections import OrderedDict
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, Sequence
@@ -35,6 +36,10 @@ from biotok_train.finetune.batches import EVAL_BATCH_FACTOR, Progress, Threads, 
 from biotok_train.hf_models import best_device, check_model, frame_ids, load_model, load_model_tokenizer
 
 log = logging.getLogger(__name__)
+
+# Training losses are read back to the host every this many steps (each read waits for the device),
+# or every step while a progress bar shows them.
+LOSS_READ_EVERY = 50
 
 
 @dataclass(frozen=True)
@@ -207,9 +212,9 @@ class _Run:
         tok, labels, model, max_len = _setup(model_path, task, dataset, config)
         train = list(dataset.train[: config.max_train_sentences] if config.max_train_sentences else dataset.train)
         train = train_subset(train, config.train_fraction)
-        features = {"train": task.encode(tok, train, labels, max_len),
-                    "dev": task.encode(tok, dataset.dev, labels, max_len),
-                    "test": task.encode(tok, dataset.test, labels, max_len)}
+        encode = _Encoded(task, tok, dataset, labels, max_len)
+        features = {"train": encode("train", train, (config.max_train_sentences, config.train_fraction)),
+                    "dev": encode("dev", dataset.dev), "test": encode("test", dataset.test)}
         if progress:
             log.info("%s: %d train / %d dev / %d test examples, %d labels", dataset.name, len(train),
                      len(dataset.dev), len(dataset.test), len(labels))
@@ -261,6 +266,8 @@ class _Run:
         size, feats = self.config.batch_size, self.features["train"]
         max_norm = self.config.optim.max_grad_norm
         losses: list[float] = []
+        pending: list[tuple] = []  # (step, loss on the device, lr): read back together, one sync
+        read_every = 1 if shown.bar is not None else LOSS_READ_EVERY
         for b in range(0, len(order), size):
             if self.step >= self.total:
                 break
@@ -269,11 +276,24 @@ class _Run:
                 loss, _ = _forward(self.model, self.task, _to(batch, device))
             loss.backward()
             clip_and_step(self.model, self.optimizer, self.scheduler, max_norm)
-            losses.append(float(loss.detach()))
             self.step += 1
-            self.trained.step(self.step, losses[-1], self.scheduler.get_last_lr()[0])
-            shown.step(losses[-1])
-        return losses
+            pending.append((self.step, loss.detach(), self.scheduler.get_last_lr()[0]))
+            if len(pending) >= read_every:
+                losses += self._read_losses(pending, shown)
+        return losses + self._read_losses(pending, shown)
+
+    def _read_losses(self, pending: list[tuple], shown: Progress) -> list[float]:
+        """The pending steps' losses read back to the host at once (one device sync instead of one
+        per step, which on a GPU makes the CPU wait for every step before it launches the next),
+        then logged in step order; ``pending`` is emptied."""
+        import torch
+
+        values = torch.stack([loss for _, loss, _ in pending]).float().tolist() if pending else []
+        for (step, _, lr), value in zip(pending, values):
+            self.trained.step(step, value, lr)
+            shown.step(value)
+        pending.clear()
+        return values
 
     def finish(self, model_path, seconds: float) -> FinetuneResult:
         """The best dev state restored and scored on test."""
@@ -309,6 +329,47 @@ def _setup(model_path, task: Task, dataset: Any, config: FinetuneConfig):
     if hasattr(task, "setup"):
         task.setup(tok, model)
     return tok, labels, model.to(best_device()), max_len
+
+
+# Tokenized splits kept per process: an ablation's worker fine-tunes the same task on the same model
+# for several seeds, and encoding is the larger part of a fine-tune's start-up (benchmarks/speed/
+# finetune_startup.py: MORFITT 7-11 s of encoding on the 2-core CPU, against 0.5-1.3 s to load the model).
+ENCODED_KEEP = 6
+_ENCODED: "OrderedDict[tuple, tuple[Any, list, dict]]" = OrderedDict()
+
+
+class _Encoded:
+    """``task.encode`` of one run's splits, reused from an earlier run in this process when the same
+    task (its class and settings, ``setup`` done), tokenizer (its fingerprint), dataset object and
+    split, labels and length come again. What encode set on the task (e.g. the multiple-choice
+    head's padding input) is set again on a hit; features are never modified after encoding."""
+
+    def __init__(self, task: Task, tok, dataset: Any, labels: list[str], max_len: int) -> None:
+        attrs = getattr(task, "__dict__", None)
+        try:
+            settings = None if attrs is None else repr(sorted((k, v) for k, v in attrs.items() if not callable(v)))
+        except TypeError:  # unorderable attributes: no reuse
+            settings = None
+        self.task, self.tok, self.dataset, self.labels, self.max_len = task, tok, dataset, labels, max_len
+        self.base = None if settings is None or " at 0x" in settings else (
+            type(task).__module__, type(task).__qualname__, settings, tok.fingerprint, id(dataset), tuple(labels),
+            max_len)
+
+    def __call__(self, split: str, examples: Sequence, subset: tuple = ()) -> list:
+        key = None if self.base is None else (*self.base, split, len(examples), subset)
+        hit = _ENCODED.get(key) if key is not None else None
+        if hit is not None and hit[0] is self.dataset:  # the same object, alive (held here): not a reused id
+            _ENCODED.move_to_end(key)
+            vars(self.task).update(hit[2])
+            return hit[1]
+        before = dict(vars(self.task))
+        features = self.task.encode(self.tok, examples, self.labels, self.max_len)
+        if key is not None:
+            added = {k: v for k, v in vars(self.task).items() if k not in before or before[k] is not v}
+            _ENCODED[key] = (self.dataset, features, added)
+            while len(_ENCODED) > ENCODED_KEEP:
+                _ENCODED.popitem(last=False)
+        return features
 
 
 TRAIN_SUBSET_SEED = 42

@@ -34,7 +34,8 @@ from biotok_train.optim import build, clip_and_step
 from biotok_train.pretrain import checkpoint as ckpt
 from biotok_train.pretrain import distributed as D
 from biotok_train.pretrain.compiled import (
-    compile_enabled, compile_error, compile_module, graphs_compiled, is_compile_error,
+    compile_enabled, compile_error, compile_module, graphs_compiled, is_compile_error, release_compile_workers,
+    with_resolved_mode,
 )
 from biotok_train.pretrain.feed import Feed, mask_generator, masked_batch
 from biotok_train.pretrain.masking import mask_tokens
@@ -107,6 +108,8 @@ def pretrain(
     finally:
         run.feed.close()
         D.teardown(run.dist)
+    if run.compiled and end == config.steps:  # the run is over: stop compile workers now, not at exit
+        release_compile_workers()
     tps = log.run_tokens / log.elapsed if log.elapsed > 0 and log.run_tokens else 0.0
     return PretrainResult(out=run.out, steps=end, final_loss=run.losses[-1] if run.losses else math.nan,
                           losses=run.losses, tokens_per_second=tps, mfu=_mfu(run, tps), num_params=run.n_params,
@@ -215,6 +218,7 @@ def _check_out(out: Path, resume: bool, force: bool = False, inputs: list = ()) 
 def _build(packed: PackedData, d: D.Dist, config: PretrainConfig, out: Path, resume: bool,
            replace: bool = False) -> _Run:
     """Check the checkpoint, build the model and optimizer, restore the state, wrap for DDP."""
+    config = with_resolved_mode(config, d.device, d.world)  # compile_mode "auto": CUDA graphs or not
     state = ckpt.load_state(out) if resume else None
     if state is None and not resume and not replace and (out / ckpt.STATE).exists():
         raise OutputExistsError(f"{out} holds a checkpoint: pass --resume to continue it, or another --out")

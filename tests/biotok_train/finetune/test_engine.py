@@ -5,6 +5,7 @@ progress (a bar on a terminal, lines off it with ``bar=True``, nothing by defaul
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import shutil
 from pathlib import Path
@@ -175,3 +176,60 @@ def test_entity_report_and_f1_are_seqevals_strict_numbers():
             gold = [[rng.choice(bilou) for _ in range(rng.randint(1, 10))] for _ in range(rng.randint(1, 10))]
             pred = [[rng.choice(bilou) if rng.random() < 0.4 else t for t in s] for s in gold]
             assert entity_f1(gold, pred, "bioul").value == float(f1_score(gold, pred, scheme=BILOU, **kw))
+
+
+def test_training_losses_are_read_back_in_batches_not_every_step(tiny_model, monkeypatch):
+    """Without a bar the loop reads the losses of LOSS_READ_EVERY steps at once (on a GPU, each
+    read waits for the device); every step's loss is still logged, in order, and the epoch means
+    are those losses' means."""
+    import torch
+
+    from biotok_train.finetune import engine, finetune
+
+    reads = []
+    real = torch.Tensor.tolist
+    monkeypatch.setattr(engine, "LOSS_READ_EVERY", 3)
+    monkeypatch.setattr(torch.Tensor, "tolist", lambda t: reads.append(t.numel()) or real(t))
+    r = finetune(tiny_model, _dataset(), FAST, progress=False)
+    train = [(step, v["loss"]) for step, v, prefix in r.trained.scalars if prefix == "train/"]
+    assert [s for s, _ in train] == list(range(1, r.steps + 1))  # every step logged, in order
+    per_epoch = r.steps // len(r.history)
+    assert reads[:2] == [3, 2]  # 5 steps an epoch (20 examples / batch 4): 3, then the epoch's last 2
+    means = [sum(v for _, v in train[i * per_epoch:(i + 1) * per_epoch]) / per_epoch for i in range(len(r.history))]
+    assert means == pytest.approx([h["train_loss"] for h in r.history], rel=1e-12)
+
+
+def test_a_tasks_splits_are_encoded_once_per_process_and_reused_for_the_next_seed(tiny_model, monkeypatch):
+    """A second seed on the same model, task and dataset reuses the encoded splits (and what encode
+    set on the task); the results are those of encoding again."""
+    from biotok_train.finetune import engine, make_head
+    from biotok_train.finetune.ner import NerTask
+
+    calls = []
+    real = NerTask.encode
+
+    def encode(self, tok, examples, labels, max_length):
+        calls.append(len(examples))
+        self.encoded_with = tok.fingerprint  # a side effect a later hook could read (as the MCQ head's filler)
+        return real(self, tok, examples, labels, max_length)
+
+    monkeypatch.setattr(NerTask, "encode", encode)
+    monkeypatch.setattr(engine, "_ENCODED", engine.OrderedDict())
+    data = _dataset()
+    cfg = dataclasses.replace(FAST, epochs=1)
+    first = engine.fit(tiny_model, make_head("ner", cfg), data, cfg, progress=False)
+    assert calls == [20, 5, 5]
+    head = make_head("ner", dataclasses.replace(cfg, seed=1))
+    cached = engine.fit(tiny_model, head, data, dataclasses.replace(cfg, seed=1), progress=False)
+    assert calls == [20, 5, 5] and head.encoded_with  # reused, and encode's attribute set on the new head
+    engine._ENCODED.clear()
+    fresh = engine.fit(tiny_model, make_head("ner", cfg), data, dataclasses.replace(cfg, seed=1), progress=False)
+    assert len(calls) == 6
+    assert (cached.metrics, cached.predictions, cached.history) == (fresh.metrics, fresh.predictions, fresh.history)
+    assert first.history != [] and len(engine._ENCODED) == 3
+    # another dataset object, another scheme or another max length: encoded again
+    engine.fit(tiny_model, make_head("ner", cfg), _dataset(), cfg, progress=False)
+    engine.fit(tiny_model, make_head("ner", dataclasses.replace(cfg, scheme="io")), data,
+               dataclasses.replace(cfg, scheme="io"), progress=False)
+    engine.fit(tiny_model, make_head("ner", cfg), data, dataclasses.replace(cfg, max_length=24), progress=False)
+    assert len(calls) == 15 and len(engine._ENCODED) == engine.ENCODED_KEEP

@@ -2,6 +2,7 @@
 compiled losses match eager ones within the GPU suite's tolerance, a compile failure is one error
 line, and "auto" compiles on CUDA only."""
 
+import dataclasses
 import json
 import math
 
@@ -120,8 +121,84 @@ def test_compile_auto_is_on_for_cuda_only_and_reaches_ablate():
     assert ablate.compile == "auto" and compiled.compile_enabled(ablate, torch.device("cuda", 0))
 
 
+def test_compile_mode_auto_is_cuda_graphs_for_a_small_bert_on_one_gpu_only():
+    """CUDA graphs (reduce-overhead) where the H200 measured them (+60-70 % over eager, BERT-small):
+    one CUDA device, a fresh BERT MLM of size tiny/small; the default mode elsewhere."""
+    cuda, cpu = torch.device("cuda", 0), torch.device("cpu")
+    small = PretrainConfig(size="small", compile_mode="auto")
+    assert compiled.resolved_mode(small, cuda) == "reduce-overhead"
+    assert compiled.resolved_mode(small, cpu) == "default"
+    assert compiled.resolved_mode(small, cuda, world=2) == "default"  # DDP
+    assert compiled.resolved_mode(PretrainConfig(size="base", compile_mode="auto"), cuda) == "default"
+    assert compiled.resolved_mode(PretrainConfig(objective="electra", size="small", compile_mode="auto"), cuda) == "default"
+    assert compiled.resolved_mode(PretrainConfig(arch="albert", size="small", compile_mode="auto"), cuda) == "default"
+    assert compiled.resolved_mode(PretrainConfig(size="small", compile_mode="auto", init_from="m"), cuda) == "default"
+    assert compiled.resolved_mode(PretrainConfig(size="small", compile_mode="auto", compile_backend="aot_eager"),
+                                  cuda) == "default"
+    assert compiled.resolved_mode(PretrainConfig(size="base", compile_mode="max-autotune"), cpu) == "max-autotune"
+    ablate = AblationConfig(tokenizers=("t",), corpus=("c",)).pretrain_config("small", 0)
+    assert compiled.resolved_mode(ablate, cuda) == "reduce-overhead"
+    assert compiled.with_resolved_mode(ablate, cuda).compile_mode == "reduce-overhead"
+    assert compiled.with_resolved_mode(ablate, cpu) == dataclasses.replace(ablate, compile_mode="default")
+
+
+def test_a_cpu_run_with_compile_mode_auto_records_the_default_mode(data, tmp_path):
+    """The loop resolves "auto" before building the run: the saved config names the mode that ran
+    (on a CPU: default, and eager, since compile "auto" is off there)."""
+    cfg = PretrainConfig(steps=1, compile_mode="auto", **TINY)
+    pretrain(data, cfg, tmp_path / "run", progress=False)
+    saved = json.loads((tmp_path / "run" / "biotok_pretrain.json").read_text())
+    assert saved["config"]["compile_mode"] == "default" and saved["config"]["compile"] == "auto"
+    assert "graphs" not in json.loads((tmp_path / "run" / "metrics.jsonl").read_text().splitlines()[-1])
+
+
 def test_batch_tokens_sets_the_batch_from_the_data_length(data, tmp_path):
     r = pretrain(data, PretrainConfig(steps=1, batch_tokens=4 * 32 + 5, **{**TINY, "batch_size": 1}),
                  tmp_path / "run", progress=False)
     saved = json.loads((tmp_path / "run" / "biotok_pretrain.json").read_text())
     assert saved["config"]["batch_size"] == 4 and r.steps == 1
+
+
+def _subproc_pool():
+    from torch._inductor import async_compile
+    from torch._inductor.compile_worker.subproc_pool import SubprocPool
+
+    pool = SubprocPool(1)
+    async_compile._pool_set.add(pool)
+    return pool
+
+
+def test_release_compile_workers_kills_a_pool_that_does_not_stop():
+    """A sidecar that never answers (stopped here with SIGSTOP) would hold the process 300 s at exit
+    (SubprocPool.shutdown's wait); released, it is killed after the timeout."""
+    import os
+    import signal
+
+    pool = _subproc_pool()
+    os.kill(pool.process.pid, signal.SIGSTOP)
+    try:
+        assert compiled.release_compile_workers(timeout=1.0)
+        assert pool.process.poll() is not None  # the sidecar is gone
+    finally:
+        if pool.process.poll() is None:
+            pool.process.kill()
+    assert not compiled.release_compile_workers(timeout=1.0)  # nothing left to stop
+
+
+def test_release_compile_workers_stops_a_healthy_pool_without_killing():
+    pool = _subproc_pool()
+    assert not compiled.release_compile_workers(timeout=30.0)
+    assert pool.process.poll() == 0  # it exited by itself, on the shutdown message
+
+
+def test_a_finished_compiled_run_stops_the_compile_workers(data, tmp_path, monkeypatch):
+    """The pool goes when the run is over (not at the process's exit), not after a time slice."""
+    calls = []
+    monkeypatch.setattr("biotok_train.pretrain.loop.release_compile_workers", lambda: calls.append(1))
+    cfg = PretrainConfig(steps=2, compile="on", compile_backend="aot_eager", bf16=False, **TINY)
+    pretrain(data, cfg, tmp_path / "run", progress=False, stop_after=1)
+    assert calls == []  # a slice of the run: it compiles again when resumed
+    pretrain(data, cfg, tmp_path / "run", progress=False, resume=True)
+    assert calls == [1]
+    pretrain(data, PretrainConfig(steps=1, compile="off", **TINY), tmp_path / "eager", progress=False)
+    assert calls == [1]  # nothing compiled: nothing to stop
