@@ -55,3 +55,6 @@ def test_every_command_is_found_where_the_group_says():
     assert set(WHERE) <= set(main.commands)
     assert all(main.get_command(None, name) is main.commands[name] for name in main.commands)
     assert set(MODULES) == set(WHERE.values())
+    # loaded late, each still went through BiotokGroup.add_command: -h, and NaN refused at the door
+    for cmd in main.commands.values():
+        assert getattr(cmd.parse_args, "_checks_numbers", False) and "-h" in cmd.context_settings["help_option_names"]

@@ -29,16 +29,19 @@ WHERE = {"prepare": "pretrain", "mlm": "pretrain", "electra": "pretrain", "plot"
 
 
 class _LazyGroup(BiotokGroup):
-    """A BiotokGroup importing the module of a command when that command is asked for."""
+    """A BiotokGroup importing the module of a command when that command is asked for (its
+    commands still go through BiotokGroup.add_command and its checks)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         self._loaded: set[str] = set()
+        self._loading = False
         super().__init__(*args, **kwargs)
 
     @property
     def commands(self) -> dict[str, click.Command]:  # every command: all modules imported
-        for module in MODULES:
-            self._load(module)
+        if not self._loading:
+            for module in MODULES:
+                self._load(module)
         return self._commands
 
     @commands.setter
@@ -46,10 +49,15 @@ class _LazyGroup(BiotokGroup):
         self._commands = value
 
     def _load(self, module: str) -> None:
-        if module not in self._loaded:
-            self._loaded.add(module)
+        if module in self._loaded:
+            return
+        self._loaded.add(module)
+        self._loading = True
+        try:
             for cmd in importlib.import_module(f"biotok_train.cli.{module}").COMMANDS:
-                self._commands[cmd.name] = cmd
+                self.add_command(cmd)
+        finally:
+            self._loading = False
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name in WHERE:
