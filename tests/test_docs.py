@@ -249,11 +249,14 @@ class Guides:
             self.made[doc] = (work, env)
         return self.made[doc]
 
+    @staticmethod
+    def needed(block: Block) -> list[Block]:
+        """The unmarked blocks above ``block`` in its guide, then the block."""
+        return [b for b in doc_blocks(REPO / block.doc) if b.line < block.line and b.mark is None] + [block]
+
     def run(self, block: Block) -> subprocess.CompletedProcess:
-        for before in doc_blocks(REPO / block.doc):
-            if before.line >= block.line:
-                break
-            if before.mark is None and before.id not in self.ran:
+        for before in self.needed(block)[:-1]:
+            if before.id not in self.ran:
                 r = self._run(before)
                 assert r.returncode == 0, f"{before.id}, needed by {block.id}, failed:\n{r.stderr[-3000:]}"
         return self._run(block)
@@ -291,10 +294,10 @@ def test_example_runs(block: Block, guides: Guides) -> None:
     REASON -->`` (runs under ``-m slow``)."""
     if block.mark == "skip":
         pytest.skip(block.reason)
-    needs_shared = "shared/data" in block.code or "BIOTOK_SHARED_DATA" in block.code
-    if needs_shared and not SHARED.joinpath("data").is_dir():
+    code = "\n".join(b.code for b in Guides.needed(block))  # the block and the blocks it follows
+    if ("shared/data" in code or "BIOTOK_SHARED_DATA" in code) and not SHARED.joinpath("data").is_dir():
         pytest.skip("needs ../shared/data beside the checkout")
-    if "transformers" in block.code or "biotok-train" in block.code or "biotok_train" in block.code:
+    if "transformers" in code or "biotok-train" in code or "biotok_train" in code:
         pytest.importorskip("transformers")
     r = guides.run(block)
     assert r.returncode == 0, f"{block.id} failed (exit {r.returncode}):\n{block.code}\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}"
