@@ -40,6 +40,7 @@ from biotok.errors import ConfigError, CorpusError
 from biotok.io import not_found, sha256_file
 from biotok.normalize import build_normalizer
 from biotok.output import atomic_file
+from biotok.spawning import unguarded_main
 
 # Byte range read by one task (a worker's unit of work): small enough to balance the workers
 # and to keep each task's counter small, large enough that starting a task costs nothing.
@@ -278,7 +279,11 @@ class _Inline:
 
 
 def _pool(n: int, norm: dict | None):
-    """Where the tasks run: in this process for one worker, else a pool of ``n`` spawned workers."""
+    """Where the tasks run: in this process for one worker, else a pool of ``n`` spawned workers
+    (one process when spawned workers would run the caller's script again: biotok.spawning)."""
+    if n > 1 and (script := unguarded_main()) is not None:
+        _warn_one_process(script, n)
+        n = 1
     if n == 1:
         return _Inline(norm)
     # spawn: a clean interpreter per worker, whatever threads this process runs (tokenizers'
@@ -287,6 +292,19 @@ def _pool(n: int, norm: dict | None):
                                initializer=_init, initargs=(norm, os.getpid()))
     _start_workers(pool, n)
     return pool
+
+
+_WARNED: set[str] = set()
+
+
+def _warn_one_process(script: str, n: int) -> None:
+    """Say once per script why the counting runs in one process, and how to get the cores back."""
+    if script not in _WARNED:
+        _WARNED.add(script)
+        logging.getLogger(__name__).warning(
+            "biotok: counting words in one process, not %d: %s calls biotok outside `if __name__ == "
+            "\"__main__\":`, so each worker process would run it again (put the calls under that "
+            "guard to count on every core; the result is the same)", n, script)
 
 
 def _progress_bar():

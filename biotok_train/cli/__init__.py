@@ -9,22 +9,63 @@ benchmark suites in :mod:`biotok_train.cli.finetune`, evaluation commands in
 
 from __future__ import annotations
 
+import importlib
 import sys
+from typing import Any
 
 import click
 
 from biotok._version import __version__
 from biotok.cli import BiotokGroup
-from biotok.cli.push import push
-from biotok_train.cli.ablate import COMMANDS as ABLATE_COMMANDS
-from biotok_train.cli.eval import COMMANDS as EVAL_COMMANDS
-from biotok_train.cli.finetune import COMMANDS as FINETUNE_COMMANDS
-from biotok_train.cli.pretrain import COMMANDS as PRETRAIN_COMMANDS
-from biotok_train.cli.probe import COMMANDS as PROBE_COMMANDS
-from biotok_train.cli.transfer import COMMANDS as TRANSFER_COMMANDS
+
+# The modules defining the commands (each a COMMANDS tuple), in the order of --help; each is
+# imported when one of its commands runs, so `biotok-train fill-mask` does not import the
+# ablation engine or the probe. WHERE says which module holds a command (a command missing from
+# it is still found: every module is then imported).
+MODULES = ("pretrain", "transfer", "finetune", "eval", "ablate", "probe", "push")
+WHERE = {"prepare": "pretrain", "mlm": "pretrain", "electra": "pretrain", "plot": "pretrain", "transfer": "transfer",
+         "finetune": "finetune", "bench": "finetune", "ner": "eval", "classify": "eval", "eval-mlm": "eval",
+         "fill-mask": "eval", "ablate": "ablate", "probe": "probe", "push": "push"}
 
 
-@click.group(cls=BiotokGroup, prog_name="biotok-train")
+class _LazyGroup(BiotokGroup):
+    """A BiotokGroup importing the module of a command when that command is asked for (its
+    commands still go through BiotokGroup.add_command and its checks)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self._loaded: set[str] = set()
+        self._loading = False
+        super().__init__(*args, **kwargs)
+
+    @property
+    def commands(self) -> dict[str, click.Command]:  # every command: all modules imported
+        if not self._loading:
+            for module in MODULES:
+                self._load(module)
+        return self._commands
+
+    @commands.setter
+    def commands(self, value: dict[str, click.Command]) -> None:
+        self._commands = value
+
+    def _load(self, module: str) -> None:
+        if module in self._loaded:
+            return
+        self._loaded.add(module)
+        self._loading = True
+        try:
+            for cmd in importlib.import_module(f"biotok_train.cli.{module}").COMMANDS:
+                self.add_command(cmd)
+        finally:
+            self._loading = False
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in WHERE:
+            self._load(WHERE[cmd_name])
+        return self._commands.get(cmd_name) or self.commands.get(cmd_name)
+
+
+@click.group(cls=_LazyGroup, prog_name="biotok-train")
 @click.version_option(__version__, prog_name="biotok-train")
 def main() -> None:
     """biotok-train: turn a vocabulary into a pretrained model and measure what it does.
@@ -35,10 +76,6 @@ def main() -> None:
     Many machines:  accelerate launch --num_machines 2 ... -m biotok_train mlm DATA
     """
 
-
-for _command in (*PRETRAIN_COMMANDS, *TRANSFER_COMMANDS, *FINETUNE_COMMANDS, *EVAL_COMMANDS, *ABLATE_COMMANDS,
-                 *PROBE_COMMANDS, push):
-    main.add_command(_command)
 
 __all__ = ["main"]
 

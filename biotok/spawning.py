@@ -1,0 +1,95 @@
+"""Whether worker processes may be spawned from here without running the caller's script again.
+
+A ``spawn`` worker (biotok's start method: a clean interpreter, safe whatever threads this process
+runs) first imports the parent's main script. A script that calls biotok at its top level,
+outside ``if __name__ == "__main__":``, would then run again in every worker, which
+multiprocessing stops with a ``RuntimeError ... bootstrapping phase`` traceback. ``fork`` would
+avoid the import but copies this process with its threads (tokenizers' and torch's pools, tqdm's
+monitor) mid-flight, which can deadlock a worker; so the caller works in one process instead.
+
+:func:`unguarded_main` tells that case apart by reading where the main script is now: the line
+of its top level being run, inside or outside a ``__name__ == "__main__"`` block.
+"""
+
+from __future__ import annotations
+
+import ast
+import multiprocessing
+import os
+import sys
+import threading
+from functools import lru_cache
+from types import FrameType, ModuleType
+
+
+def unguarded_main() -> str | None:
+    """The main script's path when spawned workers would run its caller code again, else None.
+
+    None (spawning is safe) for ``python -c``, a REPL or a notebook (no script to import),
+    ``python -m pkg`` (a package's ``__main__`` is never imported again), a multiprocessing worker
+    whose script was imported without trouble, and a call made under ``if __name__ == "__main__":``.
+    """
+    if getattr(multiprocessing.current_process(), "_inheriting", False):
+        return _main_path() or "__main__"  # a worker still importing its parent's script: no pool from here
+    main = sys.modules.get("__main__")
+    path = _main_path()
+    if main is None or path is None:
+        return None
+    frame = _top_level_frame(main)
+    if frame is None:
+        # not called from the script's top level: in a worker of a guarded script (imported as
+        # __mp_main__, it ran without calling us) it is safe; otherwise (atexit...) it cannot be told
+        return None if getattr(main, "__name__", None) == "__mp_main__" else path
+    return None if _under_main_guard(path, frame.f_lineno) else path
+
+
+def _main_path() -> str | None:
+    """The file spawn would import in each worker (as multiprocessing.spawn decides), or None."""
+    main = sys.modules.get("__main__")
+    if main is None:
+        return None
+    name = getattr(getattr(main, "__spec__", None), "name", None)
+    if name is not None and (name == "__main__" or name.endswith(".__main__")):
+        return None
+    path = getattr(main, "__file__", None)
+    if not isinstance(path, str) or os.path.splitext(os.path.basename(path))[0] == "ipython":
+        return None
+    return path
+
+
+def _top_level_frame(main: ModuleType) -> FrameType | None:
+    """The frame running the main script's top level, on the main thread (whatever thread calls)."""
+    frame = sys._current_frames().get(threading.main_thread().ident or -1)
+    while frame is not None:
+        if frame.f_code.co_name == "<module>" and frame.f_globals is vars(main):
+            return frame
+        frame = frame.f_back
+    return None
+
+
+def _under_main_guard(path: str, line: int) -> bool:
+    """Whether ``line`` of ``path`` is in the body of a top-level ``if __name__ == "__main__":``."""
+    return any(first <= line <= last for first, last in _guarded_lines(path))
+
+
+@lru_cache(maxsize=8)
+def _guarded_lines(path: str) -> tuple[tuple[int, int], ...]:
+    try:
+        with open(path, "rb") as f:
+            tree = ast.parse(f.read(), path)
+    except (OSError, SyntaxError, ValueError):  # unreadable: cannot tell, so not guarded
+        return ()
+    return tuple((node.body[0].lineno, node.body[-1].end_lineno or node.body[-1].lineno)
+                 for node in tree.body if isinstance(node, ast.If) and _is_main_test(node.test))
+
+
+def _is_main_test(test: ast.expr) -> bool:
+    """``__name__ == "__main__"`` (either side)."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
+        return False
+    sides = [test.left, test.comparators[0]]
+    return any(isinstance(s, ast.Name) and s.id == "__name__" for s in sides) and \
+        any(isinstance(s, ast.Constant) and s.value == "__main__" for s in sides)
+
+
+__all__ = ["unguarded_main"]
