@@ -101,17 +101,28 @@ class Encoder:
 
 
 _WORKER: Encoder | None = None  # a pool worker's encoder, built once by _init
+_STARTED: Any = None  # the pool's "every worker started" event
 
 
-def _init(tokenizer_json: str, dtype: str, sampling: tuple[float, tuple[int, ...]] | None, parent: int) -> None:
+def _init(tokenizer_json: str, dtype: str, sampling: tuple[float, tuple[int, ...]] | None, parent: int,
+          started: Any) -> None:
     """A pool worker: load the tokenizer once, ignore Ctrl-C (it reaches the whole process group: the
     parent alone stops the pool), exit when the parent is gone, and tokenize on one thread (the pool
     is the parallelism: no N x N threads)."""
-    global _WORKER
+    global _WORKER, _STARTED
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    mask = getattr(signal, "pthread_sigmask", None)
+    if mask:  # the mask held while spawning is inherited: a SIGTERM must reach the worker again
+        mask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
     _exit_with_parent(parent)
     os.environ["TOKENIZERS_PARALLELISM"] = "false"
-    _WORKER = Encoder(tokenizer_json, dtype, sampling)
+    _WORKER, _STARTED = Encoder(tokenizer_json, dtype, sampling), started
+
+
+def _ready() -> None:
+    """The task that starts a worker: it holds its worker until every worker is started (no idle one,
+    so that each of the pool's first submits starts one more)."""
+    _STARTED.wait()
 
 
 def _encode(lines: list[str], copy: int, first_index: int) -> Encoded:
@@ -199,9 +210,39 @@ def _main_hidden():
         main.__dict__.update(saved)
 
 
+@contextlib.contextmanager
+def _signals_held():
+    """Ctrl-C and SIGTERM held back in this (main) thread's Python handlers and delivered at the end.
+
+    Blocking the signals is not enough: another thread takes a process-wide signal and this thread
+    runs the handler at its next bytecode, which can fall between a worker's start and the pool's
+    record of it (a worker nobody stops, holding the pool's queue open: the pool's shutdown hangs).
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield  # the handlers run in the main thread only: nothing interrupts this one
+        return
+    held: list[int] = []
+    previous = {s: signal.signal(s, lambda signum, frame: held.append(signum)) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+        if held:
+            signal.raise_signal(held[0])
+
+
 class _Process(multiprocessing.context.SpawnProcess):
     """A spawned worker started with Ctrl-C and SIGTERM held back (a signal that cut a spawn in half
-    would leave a half-started worker printing a traceback) and without re-running ``__main__``."""
+    would leave a half-started worker printing a traceback) and without re-running ``__main__``.
+
+    Daemonic: a worker that Ctrl-C kept out of the pool's records (it came between the start and the
+    record) is terminated at exit, where a non-daemonic one would be waited for forever.
+    """
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.daemon = True
 
     @staticmethod
     def _Popen(process_obj):
@@ -229,22 +270,39 @@ class _Inline:
         for tag, lines, copy, index in tasks:
             yield tag, self.encoder.encode(lines, copy, index)
 
-    def close(self, failed: bool) -> None:
+    def close(self) -> None:
         pass
 
 
 class _Pool:
-    """``n`` spawned workers; at most ``2 n`` chunks in flight, collected oldest first."""
+    """``n`` spawned workers, all started at once; at most ``2 n`` chunks in flight, collected oldest first."""
 
     def __init__(self, n: int, initargs: tuple) -> None:
+        _log.debug("tokenizing on %d worker processes", n)
         self.n = n
-        self.pool = ProcessPoolExecutor(n, mp_context=_Context(), initializer=_init,
-                                        initargs=(*initargs, os.getpid()))
+        context = _Context()
+        started = context.Event()
+        self.pool = ProcessPoolExecutor(n, mp_context=context, initializer=_init,
+                                        initargs=(*initargs, os.getpid(), started))
+        try:
+            with _signals_held():
+                for _ in range(n):  # each submit starts one more worker while none is idle
+                    self.pool.submit(_ready)
+                started.set()
+        except BaseException as e:
+            started.set()
+            self.close()
+            if isinstance(e, BrokenProcessPool):  # a worker killed as it started
+                raise _died() from None
+            raise
 
     def run(self, tasks: Iterable[tuple[Hashable, list[str], int, int]]) -> Iterator[tuple[Hashable, Encoded]]:
         pending: deque = deque()
         for tag, lines, copy, index in tasks:
-            pending.append((tag, self.pool.submit(_encode, lines, copy, index)))
+            try:
+                pending.append((tag, self.pool.submit(_encode, lines, copy, index)))
+            except BrokenProcessPool:
+                raise _died() from None
             while len(pending) > 2 * self.n:
                 yield self._result(*pending.popleft())
         while pending:
@@ -254,24 +312,22 @@ class _Pool:
         try:
             return tag, future.result()
         except BrokenProcessPool:
-            raise DataError("a tokenizing worker process died (killed, or out of memory?): prepare stopped, "
-                            "nothing written; run it again, with fewer --workers if memory is short") from None
+            raise _died() from None
         except BiotokError:
             raise
         except Exception as e:  # a tokenizer failing in a worker: one line, the cause kept in the chain
             raise DataError(f"tokenizing failed in a worker process: {type(e).__name__}: {e}") from e
 
-    def close(self, failed: bool) -> None:
-        """Shut the pool down; after a failure or Ctrl-C, stop the workers at once (their chunks are
-        not needed) rather than wait for the chunks they hold."""
-        if failed:
-            stop = getattr(self.pool, "terminate_workers", None)  # Python 3.14
-            if stop is not None:
-                stop()
-            else:
-                for p in list((getattr(self.pool, "_processes", None) or {}).values()):
-                    p.terminate()
+    def close(self) -> None:
+        """Shut the pool down: chunks not started are cancelled, the workers finish the one they hold
+        (a fraction of a second) and exit. Not terminated: a worker killed while it reads the task
+        queue can leave that queue's lock taken, and the pool's shutdown would wait forever."""
         self.pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _died() -> DataError:
+    return DataError("a tokenizing worker process died (killed, or out of memory?): prepare stopped, nothing "
+                     "written; run it again, with fewer --workers if memory is short")
 
 
 def encode_chunks(
@@ -288,12 +344,10 @@ def encode_chunks(
     dtype_name = np.dtype(dtype).name
     runner: _Inline | _Pool = (_Inline((backend, dtype_name, sampling)) if workers <= 1
                                else _Pool(workers, (backend.to_str(), dtype_name, sampling)))
-    failed = True
     try:
         yield from runner.run(tasks)
-        failed = False
     finally:
-        runner.close(failed)
+        runner.close()
 
 
 __all__ = ["AUTO_MIN_BYTES", "CHUNK_CHARS", "CHUNK_LINES", "Encoded", "Encoder", "MAX_WORKERS", "available_cores",

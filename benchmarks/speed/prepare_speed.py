@@ -1,0 +1,153 @@
+"""Prepare on every core: ``prepare`` with ``workers=1`` (one process, the baseline) and with
+``workers=N`` (one per core), side by side on the same French text, for CamemBERTa's vocabulary
+and a biotok-trained Unigram (lowercased, 32k); the wall-time ratio (goal >= 1.8x on 2 cores),
+whether both wrote the same bytes, and the time the GPU machine's prepare would take.
+
+    python -m benchmarks.speed.prepare_speed               # writes benchmarks/results/prepare_speed.json
+    python -m benchmarks.speed.prepare_speed --quick       # 2 MB, one run (a smoke run, not a measurement)
+
+The text: E3C's clinical cases then drug leaflets (``benchmarks._common.e3c_text``, 24 MB), the
+ablation's pretraining text's two E3C sources. The Unigram is trained once on its first 8 MB and
+cached. Each run prepares into an empty folder; the two settings alternate, medians compared.
+The load average is recorded before every run: other processes on the cores slow the N-worker
+side more than the one-process side, so a run on a busy machine understates the ratio.
+
+The 16-core estimate (:func:`estimate`): the single-process rate per core times the number of
+cores times the efficiency measured here (ratio / N), for the GPU run's 98 M characters of each
+of 4 vocabularies; once from this machine's rate, once from the GPU machine's own single-thread
+prepare (98 M characters in 122-145 s, ``../shared/gpu/h200-2026-11-28``). Assumed: the per-core
+efficiency measured on N cores holds on 16 (the reading process does about 1/20 of the work of
+one worker, so 16 workers do not wait on it), and the 4 vocabularies share the 16 cores.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import sys
+import time
+from pathlib import Path
+
+from benchmarks import corpora as C
+from benchmarks._common import CACHE, e3c_text, require_data, save
+
+GPU_CHARS = 98_000_000  # the GPU run's pretraining text per vocabulary
+GPU_VOCABS = 4  # camemberta-base, Unigram_L-32k, BPE-32k, Unigram-32k
+GPU_CORES = 16
+GPU_SINGLE_SECONDS = (122.0, 145.0)  # its two pieces' one-thread prepare (h200-2026-11-28 README)
+
+
+def unigram(text: Path, chars: int = 8_000_000) -> Path:
+    """A biotok Unigram_L of 32,000 pieces trained on the first ``chars`` characters of ``text`` (cached)."""
+    from biotok.config import NormalizeConfig, TrainConfig
+    from biotok.train import train_tokenizer
+
+    out = CACHE / "prepare_speed" / "unigram_l-32k"
+    if not (out / "tokenizer.json").is_file():
+        head = CACHE / "prepare_speed" / "train_head.txt"
+        head.parent.mkdir(parents=True, exist_ok=True)
+        with open(text, encoding="utf-8") as f:
+            head.write_text(f.read(chars), encoding="utf-8")
+        cfg = TrainConfig(algo="unigram", vocab_size=32000, normalize=NormalizeConfig(lowercase=True))
+        print(train_tokenizer([head], cfg, out, force=True).summary(), file=sys.stderr)
+    return out
+
+
+def one_prepare(text: Path, tok: Path, out: Path, workers: int) -> float:
+    """Wall seconds of one prepare into an empty ``out``."""
+    from biotok_train.config import PrepareConfig
+    from biotok_train.pretrain.prepare import prepare
+
+    shutil.rmtree(out, ignore_errors=True)
+    t0 = time.perf_counter()
+    prepare([str(text)], str(tok), PrepareConfig(seq_len=128, workers=workers), out, progress=False)
+    return time.perf_counter() - t0
+
+
+def same_bytes(a: Path, b: Path) -> bool:
+    """Every file of prepared data ``a`` equals the one in ``b`` (and no file is missing)."""
+    fa = sorted(p.relative_to(a) for p in a.rglob("*") if p.is_file())
+    fb = sorted(p.relative_to(b) for p in b.rglob("*") if p.is_file())
+    return fa == fb and all((a / f).read_bytes() == (b / f).read_bytes() for f in fa)
+
+
+def measure(text: Path, tok: Path, work: Path, workers: int, runs: int) -> dict:
+    """``runs`` alternations of workers=1 and workers=N; the times, load averages and byte check."""
+    times: dict[str, list[float]] = {"1": [], str(workers): []}
+    loads: list[float] = []
+    identical = True
+    for _ in range(runs):
+        for w in (1, workers):
+            loads.append(os.getloadavg()[0])
+            times[str(w)].append(one_prepare(text, tok, work / f"w{w}", w))
+        identical &= same_bytes(work / "w1", work / f"w{workers}")
+    one, many = statistics.median(times["1"]), statistics.median(times[str(workers)])
+    return {"tokenizer": str(tok), "seconds": times, "median_seconds": {"1": one, str(workers): many},
+            "ratio": one / many, "byte_identical": identical, "load_average_1min_before_runs": loads}
+
+
+def estimate(chars: int, per_core_cps: float, efficiency: float) -> dict:
+    """The GPU machine's prepare of GPU_VOCABS x GPU_CHARS on GPU_CORES cores, in seconds."""
+    work = GPU_VOCABS * GPU_CHARS
+    return {
+        "from_this_machine_seconds": work / (per_core_cps * GPU_CORES * efficiency),
+        "from_the_gpu_run_seconds": [GPU_VOCABS * s / (GPU_CORES * efficiency) for s in GPU_SINGLE_SECONDS],
+        "one_vocabulary_alone_on_16_cores_seconds": [s / (GPU_CORES * efficiency) for s in GPU_SINGLE_SECONDS],
+        "assumption": (f"{GPU_VOCABS} vocabularies x {GPU_CHARS / 1e6:.0f} M characters share {GPU_CORES} cores; "
+                       f"each core as efficient as measured here ({efficiency:.2f} of a lone process); "
+                       "one-thread rate per core: this machine's, or the GPU machine's own (98 M characters in "
+                       f"{GPU_SINGLE_SECONDS[0]:.0f}-{GPU_SINGLE_SECONDS[1]:.0f} s)"),
+    }
+
+
+def main() -> None:
+    from biotok_train.pretrain.encode_pool import available_cores
+
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--mb", type=float, default=24.0, help="Megabytes of text [24].")
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--workers", type=int, default=0, help="N [every core this process may use].")
+    ap.add_argument("--quick", action="store_true", help="2 MB, one run: a smoke run, not a measurement.")
+    args = ap.parse_args()
+    require_data()
+    mb, runs = (2.0, 1) if args.quick else (args.mb, args.runs)
+    workers = args.workers or available_cores()
+    text = e3c_text(mb)
+    chars = len(text.read_text(encoding="utf-8"))
+    toks = {"camemberta-base": C.CAMEMBERTA, "biotok Unigram_L-32k": unigram(e3c_text(24.0))}
+    work = CACHE / "prepare_speed" / "runs"
+    results = {}
+    for name, tok in toks.items():
+        r = measure(text, tok, work / name.replace(" ", "_"), workers, runs)
+        r["one_process_chars_per_second"] = chars / r["median_seconds"]["1"]
+        results[name] = r
+        print(f"prepare_speed: {name}: {r['median_seconds']['1']:.1f} s on 1 process, "
+              f"{r['median_seconds'][str(workers)]:.1f} s on {workers}: {r['ratio']:.2f}x (goal >= 1.8x on 2 cores), "
+              f"byte-identical: {r['byte_identical']}", file=sys.stderr)
+    shutil.rmtree(work, ignore_errors=True)
+    ratio = statistics.median(r["ratio"] for r in results.values())
+    per_core = statistics.median(r["one_process_chars_per_second"] for r in results.values())
+    out = {
+        "command": "python -m benchmarks.speed.prepare_speed" + (" --quick" if args.quick else ""),
+        "text": {"path": text.name, "characters": chars, "megabytes": mb},
+        "workers": workers, "cores_available": available_cores(), "runs": runs,
+        "tokenizers": results,
+        "ratio_median": ratio, "ratio_goal": ">= 1.8 on 2 cores",
+        "byte_identical": all(r["byte_identical"] for r in results.values()),
+        "one_process_chars_per_second_per_core": per_core,
+        "efficiency_per_core": ratio / workers,
+        "estimate_16_cores": estimate(chars, per_core, ratio / workers),
+        "load_average_after": os.getloadavg(),
+    }
+    e = out["estimate_16_cores"]
+    print(f"prepare_speed: {ratio:.2f}x on {workers} workers; 16 cores, {GPU_VOCABS} x {GPU_CHARS / 1e6:.0f} M chars: "
+          f"{e['from_this_machine_seconds']:.0f} s at this machine's rate, "
+          f"{e['from_the_gpu_run_seconds'][0]:.0f}-{e['from_the_gpu_run_seconds'][1]:.0f} s at the GPU machine's",
+          file=sys.stderr)
+    print(f"-> {save('prepare_speed', out)}")
+
+
+if __name__ == "__main__":
+    main()
