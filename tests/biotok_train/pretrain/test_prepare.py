@@ -99,6 +99,41 @@ def test_pack_sequences_split_on_word_start():
     assert rows.tolist() == [[0, 2, 10], [10, 15, 20]]
 
 
+def _pack_reference(segments, documents, word_starts, seq_len):
+    """pack_sequences as a plain loop (the implementation before it was vectorized)."""
+    content, rows = seq_len - SPECIALS_OVERHEAD, []
+    for d in range(len(documents) - 1):
+        seg_lo, seg_hi = int(documents[d]), int(documents[d + 1])
+        ds, de = int(segments[seg_lo]), int(segments[seg_hi])
+        bounds = segments[seg_lo + 1 : seg_hi]
+        start = ds
+        while start < de:
+            end = min(start + content, de)
+            split = end
+            if end - start >= 2:
+                mid = (start + end) / 2
+                inner = bounds[np.searchsorted(bounds, start, side="right"):np.searchsorted(bounds, end, side="left")]
+                starts = np.flatnonzero(word_starts[start + 1 : end]) + start + 1
+                split = (int(inner[np.argmin(np.abs(inner - mid))]) if len(inner) else
+                         int(starts[np.argmin(np.abs(starts - mid))]) if len(starts) else int(mid))
+            rows.append((start, split, end))
+            start = end
+    return np.asarray(rows, dtype=np.int64).reshape(-1, 3)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_pack_sequences_equals_the_plain_loop(seed):
+    rng = np.random.default_rng(seed)
+    lengths = rng.choice([1, 2, 3, 7, 20, 61, 200], size=300)  # short lines, and lines longer than a window
+    segments = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    cuts = np.sort(rng.choice(np.arange(1, 300), size=12, replace=False))
+    documents = np.concatenate([[0], cuts, [300]]).astype(np.int64)
+    word_starts = (rng.random(int(segments[-1])) < [0.0, 0.3, 0.7][seed % 3]).astype(np.uint8)
+    for seq_len in (8, 13, 64, 128):
+        got = pack_sequences(segments, documents, word_starts, seq_len)
+        assert got.dtype == np.int64 and got.tolist() == _pack_reference(segments, documents, word_starts, seq_len).tolist()
+
+
 def test_dtype_by_vocab_size():
     assert token_dtype(65535) == np.uint16 and token_dtype(65536) == np.uint32
 
