@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import statistics
 import sys
@@ -39,31 +40,34 @@ GPU_CORES = 16
 GPU_SINGLE_SECONDS = (122.0, 145.0)  # its two pieces' one-thread prepare (h200-2026-11-28 README)
 
 
-def unigram(text: Path, chars: int = 8_000_000) -> Path:
-    """A biotok Unigram_L of 32,000 pieces trained on the first ``chars`` characters of ``text`` (cached)."""
+def unigram(text: Path, chars: int = 8_000_000, size: int = 32000) -> Path:
+    """A biotok Unigram_L of ``size`` pieces trained on the first ``chars`` characters of ``text`` (cached)."""
     from biotok.config import NormalizeConfig, TrainConfig
     from biotok.train import train_tokenizer
 
-    out = CACHE / "prepare_speed" / "unigram_l-32k"
+    out = CACHE / "prepare_speed" / f"unigram_l-{size // 1000}k"
     if not (out / "tokenizer.json").is_file():
-        head = CACHE / "prepare_speed" / "train_head.txt"
+        head = CACHE / "prepare_speed" / f"train_head_{chars}.txt"
         head.parent.mkdir(parents=True, exist_ok=True)
         with open(text, encoding="utf-8") as f:
             head.write_text(f.read(chars), encoding="utf-8")
-        cfg = TrainConfig(algo="unigram", vocab_size=32000, normalize=NormalizeConfig(lowercase=True))
+        cfg = TrainConfig(algo="unigram", vocab_size=size, normalize=NormalizeConfig(lowercase=True))
         print(train_tokenizer([head], cfg, out, force=True).summary(), file=sys.stderr)
     return out
 
 
-def one_prepare(text: Path, tok: Path, out: Path, workers: int) -> float:
-    """Wall seconds of one prepare into an empty ``out``."""
+def one_prepare(text: Path, tok: Path, out: Path, workers: int) -> tuple[float, float, float]:
+    """Wall seconds of one prepare into an empty ``out``, and the CPU seconds of this process and of its workers."""
     from biotok_train.config import PrepareConfig
     from biotok_train.pretrain.prepare import prepare
 
     shutil.rmtree(out, ignore_errors=True)
-    t0 = time.perf_counter()
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0, c0 = time.perf_counter(), time.process_time()
     prepare([str(text)], str(tok), PrepareConfig(seq_len=128, workers=workers), out, progress=False)
-    return time.perf_counter() - t0
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, cpu, (after.ru_utime + after.ru_stime) - (children.ru_utime + children.ru_stime)
 
 
 def same_bytes(a: Path, b: Path) -> bool:
@@ -77,28 +81,41 @@ def measure(text: Path, tok: Path, work: Path, workers: int, runs: int) -> dict:
     """``runs`` alternations of workers=1 and workers=N; the times, load averages and byte check."""
     times: dict[str, list[float]] = {"1": [], str(workers): []}
     loads: list[float] = []
+    shares: list[float] = []
     identical = True
     for _ in range(runs):
         for w in (1, workers):
             loads.append(os.getloadavg()[0])
-            times[str(w)].append(one_prepare(text, tok, work / f"w{w}", w))
+            wall, cpu, worker_cpu = one_prepare(text, tok, work / f"w{w}", w)
+            times[str(w)].append(wall)
+            if w > 1:
+                shares.append(cpu / worker_cpu)
         identical &= same_bytes(work / "w1", work / f"w{workers}")
     one, many = statistics.median(times["1"]), statistics.median(times[str(workers)])
     return {"tokenizer": str(tok), "seconds": times, "median_seconds": {"1": one, str(workers): many},
-            "ratio": one / many, "byte_identical": identical, "load_average_1min_before_runs": loads}
+            "ratio": one / many, "byte_identical": identical, "load_average_1min_before_runs": loads,
+            "reader_cpu_over_workers_cpu": statistics.median(shares)}
 
 
-def estimate(chars: int, per_core_cps: float, efficiency: float) -> dict:
-    """The GPU machine's prepare of GPU_VOCABS x GPU_CHARS on GPU_CORES cores, in seconds."""
+def estimate(per_core_cps: float, efficiency: float, reader_share: float) -> dict:
+    """The GPU machine's prepare of GPU_VOCABS x GPU_CHARS on GPU_CORES cores, in seconds.
+
+    ``reader_share``: the CPU of the process that reads the text and writes the data over its
+    workers' CPU; one reader keeps at most ``1 / reader_share`` workers busy.
+    """
     work = GPU_VOCABS * GPU_CHARS
+    alone = min(GPU_CORES * efficiency, 1 / reader_share)  # one vocabulary's prepare alone on the 16 cores
     return {
         "from_this_machine_seconds": work / (per_core_cps * GPU_CORES * efficiency),
         "from_the_gpu_run_seconds": [GPU_VOCABS * s / (GPU_CORES * efficiency) for s in GPU_SINGLE_SECONDS],
-        "one_vocabulary_alone_on_16_cores_seconds": [s / (GPU_CORES * efficiency) for s in GPU_SINGLE_SECONDS],
-        "assumption": (f"{GPU_VOCABS} vocabularies x {GPU_CHARS / 1e6:.0f} M characters share {GPU_CORES} cores; "
+        "one_vocabulary_alone_on_16_cores_seconds": [s / alone for s in GPU_SINGLE_SECONDS],
+        "assumption": (f"{GPU_VOCABS} prepares ({GPU_CHARS / 1e6:.0f} M characters each) side by side share "
+                       f"{GPU_CORES} cores ({GPU_CORES // GPU_VOCABS} workers each, so no reader limits them); "
                        f"each core as efficient as measured here ({efficiency:.2f} of a lone process); "
                        "one-thread rate per core: this machine's, or the GPU machine's own (98 M characters in "
-                       f"{GPU_SINGLE_SECONDS[0]:.0f}-{GPU_SINGLE_SECONDS[1]:.0f} s)"),
+                       f"{GPU_SINGLE_SECONDS[0]:.0f}-{GPU_SINGLE_SECONDS[1]:.0f} s). One prepare alone on 16 workers: "
+                       f"at most {1 / reader_share:.1f} workers' worth (its reader's CPU is {reader_share:.3f} of "
+                       "its workers')"),
     }
 
 
@@ -116,7 +133,8 @@ def main() -> None:
     workers = args.workers or available_cores()
     text = e3c_text(mb)
     chars = len(text.read_text(encoding="utf-8"))
-    toks = {"camemberta-base": C.CAMEMBERTA, "biotok Unigram_L-32k": unigram(e3c_text(24.0))}
+    trained = unigram(text, 2_000_000, 8000) if args.quick else unigram(e3c_text(24.0))
+    toks = {"camemberta-base": C.CAMEMBERTA, f"biotok {trained.name.replace('unigram_l', 'Unigram_L')}": trained}
     work = CACHE / "prepare_speed" / "runs"
     results = {}
     for name, tok in toks.items():
@@ -129,6 +147,7 @@ def main() -> None:
     shutil.rmtree(work, ignore_errors=True)
     ratio = statistics.median(r["ratio"] for r in results.values())
     per_core = statistics.median(r["one_process_chars_per_second"] for r in results.values())
+    share = statistics.median(r["reader_cpu_over_workers_cpu"] for r in results.values())
     out = {
         "command": "python -m benchmarks.speed.prepare_speed" + (" --quick" if args.quick else ""),
         "text": {"path": text.name, "characters": chars, "megabytes": mb},
@@ -138,7 +157,8 @@ def main() -> None:
         "byte_identical": all(r["byte_identical"] for r in results.values()),
         "one_process_chars_per_second_per_core": per_core,
         "efficiency_per_core": ratio / workers,
-        "estimate_16_cores": estimate(chars, per_core, ratio / workers),
+        "reader_cpu_over_workers_cpu": share,
+        "estimate_16_cores": estimate(per_core, min(1.0, ratio / workers), share),
         "load_average_after": os.getloadavg(),
     }
     e = out["estimate_16_cores"]

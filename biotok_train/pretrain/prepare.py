@@ -212,12 +212,13 @@ def _tokenize(
                         doc_starts.pop()
                     document = tag
                     doc_starts.append(n_segments)
-                kept = enc.lengths[enc.lengths > 0]  # a line without tokens is no segment
+                lengths = np.frombuffer(enc.lengths, dtype=np.int64)
+                kept = lengths[lengths > 0]  # a line without tokens is no segment
                 seg_starts.append(n_tokens + np.concatenate(([0], np.cumsum(kept[:-1]))) if len(kept) else kept)
                 n_segments += len(kept)
-                ftok.write(enc.ids.tobytes())
-                fws.write(enc.starts.tobytes())
-                n_tokens += len(enc.ids)
+                ftok.write(enc.ids)
+                fws.write(enc.starts)
+                n_tokens += len(enc.starts)
                 if bar is not None:
                     bar.update(enc.nbytes)
                     bar.set_postfix(tokens=n_tokens, refresh=False)
