@@ -1,7 +1,8 @@
 """Prepare on every core: ``prepare`` with ``workers=1`` (one process, the baseline) and with
 ``workers=N`` (one per core), side by side on the same French text, for CamemBERTa's vocabulary
-and a biotok-trained Unigram (lowercased, 32k); the wall-time ratio (goal >= 1.8x on 2 cores),
-whether both wrote the same bytes, and the time the GPU machine's prepare would take.
+and a biotok-trained Unigram (lowercased; 12,000 pieces, what its 8 MB of training text support);
+the wall-time ratio (goal >= 1.8x on 2 cores), whether both wrote the same bytes, and the time
+the GPU machine's prepare would take.
 
     python -m benchmarks.speed.prepare_speed               # writes benchmarks/results/prepare_speed.json
     python -m benchmarks.speed.prepare_speed --quick       # 2 MB, one run (a smoke run, not a measurement)
@@ -40,7 +41,7 @@ GPU_CORES = 16
 GPU_SINGLE_SECONDS = (122.0, 145.0)  # its two pieces' one-thread prepare (h200-2026-11-28 README)
 
 
-def unigram(text: Path, chars: int = 8_000_000, size: int = 32000) -> Path:
+def unigram(text: Path, chars: int = 8_000_000, size: int = 12000) -> Path:
     """A biotok Unigram_L of ``size`` pieces trained on the first ``chars`` characters of ``text`` (cached)."""
     from biotok.config import NormalizeConfig, TrainConfig
     from biotok.train import train_tokenizer

@@ -27,6 +27,7 @@ import numpy as np
 from biotok.errors import BiotokError, ConfigError, DataError
 from biotok_train.config import PREPARE_MAX_WORKERS as MAX_WORKERS
 from biotok_train.pretrain.encode_worker import Encoded, Encoder, _Context, _encode, _init, _ready, _signals_held
+
 # A chunk is one task: about 0.2 s of one core (1.2-1.4 M characters/s), so Ctrl-C, the progress
 # bar and the balance between workers stay fine-grained, while a task's start and its pickled
 # lines (a few hundred kB) cost nothing beside it.
