@@ -13,12 +13,18 @@ cached. Each run prepares into an empty folder; the two settings alternate, medi
 The load average is recorded before every run: other processes on the cores slow the N-worker
 side more than the one-process side, so a run on a busy machine understates the ratio.
 
+Two ratios: the wall-time one, and one from CPU seconds (one process's CPU over the N-worker
+side's CPU per worker: what N free cores would give). This machine schedules by session
+(autogroup): while another session keeps a core busy, the N workers together get no more CPU
+than one process, and the wall ratio shows only the pool's overhead; the load average and the
+CPU seconds of every run are recorded.
+
 The 16-core estimate (:func:`estimate`): the single-process rate per core times the number of
-cores times the efficiency measured here (ratio / N), for the GPU run's 98 M characters of each
-of 4 vocabularies; once from this machine's rate, once from the GPU machine's own single-thread
-prepare (98 M characters in 122-145 s, ``../shared/gpu/h200-2026-11-28``). Assumed: the per-core
-efficiency measured on N cores holds on 16 (the reading process does about 1/20 of the work of
-one worker, so 16 workers do not wait on it), and the 4 vocabularies share the 16 cores.
+cores times the efficiency measured here (CPU ratio / N), for the GPU run's 98 M characters of
+each of 4 vocabularies; once from this machine's rate, once from the GPU machine's own
+single-thread prepare (98 M characters in 122-145 s, ``../shared/gpu/h200-2026-11-28``). Assumed:
+that efficiency holds on 16 cores, and the 4 prepares share the 16 cores (4 workers each; one
+reading process keeps about ``1 / reader_cpu_over_workers_cpu`` workers busy, measured ~25).
 """
 
 from __future__ import annotations
