@@ -582,6 +582,7 @@ class EngineConfig:
 
 
 MAX_SEQ_LEN = 512  # the absolute positions of the BERT-family models biotok-train builds and continues
+PREPARE_MAX_WORKERS = 1024  # beyond any machine: a typo, refused before any process starts
 
 
 @dataclass(frozen=True)
@@ -593,6 +594,9 @@ class PrepareConfig:
     regularization (Unigram smoothing exponent, or BPE-dropout probability; None: the
     tokenizer's single best segmentation), ``copies`` differently segmented copies of the corpus,
     seeded by ``seed``. ``field_name``: the JSON field of .jsonl inputs (None: text).
+    ``workers``: tokenizing processes, 0 every core this process may use (one for a corpus under
+    4 MB, where starting them costs more than they save), 1 this process alone; the data is the
+    same bytes whatever the number.
     """
 
     seq_len: int = 128
@@ -600,6 +604,7 @@ class PrepareConfig:
     sample_alpha: float | None = None
     copies: int = 1
     seed: int = 0
+    workers: int = 0
 
     def __post_init__(self) -> None:
         _check(self.copies >= 1, f"--copies must be at least 1, not {self.copies}")
@@ -611,11 +616,11 @@ class PrepareConfig:
         _check(self.seq_len <= MAX_SEQ_LEN,
                f"--seq-len {self.seq_len} is longer than the models' {MAX_SEQ_LEN} positions "
                f"(BERT, ALBERT, ELECTRA); use at most {MAX_SEQ_LEN} (128 or 512 usual)")
-        check_numbers(self, {"seed": (0, SEED_MAX)})
+        check_numbers(self, {"seed": (0, SEED_MAX), "workers": (0, PREPARE_MAX_WORKERS)})
 
 
 __all__ = ["AblationConfig", "ARMS", "BASE_SIZE", "BenchConfig", "COMPILE", "COMPILE_MODES", "ELECTRA_BASE_LR", "ENGINES",
            "EngineConfig", "FINETUNE_LR", "FINETUNE_WARMUP",
-           "FinetuneConfig", "MAX_SEQ_LEN", "OptimConfig", "OPTIMIZERS", "PrepareConfig", "PRETRAIN_LR",
+           "FinetuneConfig", "MAX_SEQ_LEN", "OptimConfig", "OPTIMIZERS", "PREPARE_MAX_WORKERS", "PrepareConfig", "PRETRAIN_LR",
            "PRETRAIN_WARMUP", "PretrainConfig", "ProbeConfig", "RELATION_INPUTS", "SCHEDULES", "SCHEMES", "SIZES",
            "SUITES", "TRANSFER_METHODS", "TransferConfig"]

@@ -133,6 +133,9 @@ def _loss_words(metrics: dict, config: PretrainConfig) -> str:
               help="With --sample-alpha: K differently segmented copies of the corpus.")
 @click.option("--seed", type=int, default=default_of(PrepareConfig, "seed"), show_default=True,
               help="Seed of the sampled segmentations.")
+@click.option("--workers", type=int, default=default_of(PrepareConfig, "workers"), show_default=True,
+              help="Tokenizing processes: 0 every core this process may use (one for a corpus under 4 MB), "
+              "1 one process. The data is the same bytes whatever the number.")
 def prepare_cmd(corpus, tokenizer, out, force, progress, **options):
     """Tokenize CORPUS once into packed, memory-mapped pretraining data.
 

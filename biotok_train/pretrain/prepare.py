@@ -23,21 +23,19 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
-
 import numpy as np
 
-from biotok.corpus import corpus_names, iter_lines, resolve
+from biotok.corpus import batches, corpus_names, iter_lines, resolve, total_bytes
 from biotok.errors import ConfigError
 from biotok.output import atomic_directory, check_writable
 from biotok.formats import load, load_hf
 from biotok.tokenizer import BiotokTokenizer
 from biotok_train.config import MAX_SEQ_LEN, PrepareConfig
 from biotok_train.errors import DataError, TokenizerMismatchError
+from biotok_train.pretrain.encode_pool import CHUNK_CHARS, CHUNK_LINES, encode_chunks, usable_workers
 
 FORMAT = "biotok-pretrain-data/1"
 SPECIALS_OVERHEAD = 3  # [CLS] A [SEP] B [SEP]
-_BATCH_LINES = 1024
 _FILES = ("meta.json", "tokens.bin", "word_starts.bin", "segments.npy", "documents.npy", "sequences.npy")
 MARKER = "meta.json"  # the file that makes a folder prepared data (--force replaces only those)
 
@@ -62,54 +60,50 @@ def token_dtype(vocab_size: int) -> np.dtype:
     return np.dtype(np.uint16) if vocab_size <= 65535 else np.dtype(np.uint32)
 
 
-def _word_start_flags(word_ids: list[int | None]) -> np.ndarray:
-    """1 on the first piece of each pre-tokenized word (specials and continuations 0)."""
-    out = np.zeros(len(word_ids), dtype=np.uint8)
-    prev = None
-    for i, w in enumerate(word_ids):
-        if w is not None and w != prev:
-            out[i] = 1
-        prev = w
-    return out
-
-
-def _batches(lines: Iterator[str], size: int) -> Iterator[list[str]]:
-    from biotok.corpus import batches
-
-    return batches(lines, size)  # bounded in characters too: memory stays flat on long lines
-
-
 def pack_sequences(
     segments: np.ndarray, documents: np.ndarray, word_starts: np.ndarray, seq_len: int
 ) -> np.ndarray:
     """Cut each document into windows of ``seq_len - 3`` tokens with an A/B split point.
 
     ``segments``: token offsets of segment starts (+ end); ``documents``: segment indices of
-    document starts (+ end). Returns int64 rows ``(start, split, end)``.
+    document starts (+ end). Returns int64 rows ``(start, split, end)``. Vectorized: on one core
+    it would otherwise be the slowest part of a prepare on many cores.
     """
     content = seq_len - SPECIALS_OVERHEAD
-    rows: list[tuple[int, int, int]] = []
-    for d in range(len(documents) - 1):
-        seg_lo, seg_hi = int(documents[d]), int(documents[d + 1])
-        ds, de = int(segments[seg_lo]), int(segments[seg_hi])
-        bounds = segments[seg_lo + 1 : seg_hi]  # interior line boundaries of this document
-        start = ds
-        while start < de:
-            end = min(start + content, de)
-            rows.append((start, _split_point(start, end, bounds, word_starts), end))
-            start = end
-    return np.asarray(rows, dtype=np.int64).reshape(-1, 3)
+    segments, documents = np.asarray(segments, dtype=np.int64), np.asarray(documents, dtype=np.int64)
+    ds, de = segments[documents[:-1]], segments[documents[1:]]
+    counts = np.maximum(-(-(de - ds) // content), 0)  # windows of each document
+    doc = np.repeat(np.arange(len(ds)), counts)
+    k = np.arange(len(doc)) - np.repeat(np.cumsum(counts) - counts, counts)  # the window's place in its document
+    start = ds[doc] + k * content
+    end = np.minimum(start + content, de[doc])
+    return np.stack([start, _split_points(start, end, segments, word_starts), end], axis=1).astype(np.int64)
 
 
-def _split_point(start: int, end: int, bounds: np.ndarray, word_starts: np.ndarray) -> int:
-    """The line boundary nearest the middle of [start, end), else the nearest word start."""
-    if end - start < 2:
-        return end
+def _split_points(start: np.ndarray, end: np.ndarray, segments: np.ndarray, word_starts: np.ndarray) -> np.ndarray:
+    """For each window [start, end): the line boundary nearest its middle (the first of two as near),
+    else the nearest word start, else the middle; a window under 2 tokens splits at its end.
+
+    A segment start strictly inside a window of a document is one of that document's interior line
+    boundaries; the nearest to the middle is the last one at or before it or the first one after it.
+    """
     mid = (start + end) / 2
-    lo, hi = np.searchsorted(bounds, start, side="right"), np.searchsorted(bounds, end, side="left")
-    inner = bounds[lo:hi]
-    if len(inner):
-        return int(inner[np.argmin(np.abs(inner - mid))])
+    i = np.searchsorted(segments, mid, side="right")
+    lo = segments[np.maximum(i - 1, 0)]
+    hi = segments[np.minimum(i, len(segments) - 1)]
+    lo_ok = (i > 0) & (lo > start)  # and lo <= mid < end
+    hi_ok = (i < len(segments)) & (hi < end)  # and hi > mid >= start
+    take_lo = lo_ok & (~hi_ok | (mid - lo <= hi - mid))
+    long = end - start >= 2
+    split = np.where(long & take_lo, lo, np.where(long & hi_ok & ~take_lo, hi, end))
+    for r in np.flatnonzero(long & ~lo_ok & ~hi_ok):  # no line boundary inside: a word start
+        split[r] = _word_split(int(start[r]), int(end[r]), word_starts)
+    return split
+
+
+def _word_split(start: int, end: int, word_starts: np.ndarray) -> int:
+    """The word start nearest the middle of [start, end) (not ``start`` itself), else the middle."""
+    mid = (start + end) / 2
     starts = np.flatnonzero(word_starts[start + 1 : end]) + start + 1
     if len(starts):
         return int(starts[np.argmin(np.abs(starts - mid))])
@@ -124,9 +118,14 @@ def prepare(
     *,
     force: bool = False,
     progress: bool = True,
+    workers: int | None = None,
 ) -> PreparedData:
     """Tokenize ``corpus`` with ``tokenizer`` (streaming, batched) into a packed data directory
     of ``config.seq_len``-token sequences.
+
+    ``workers`` (None: ``config.workers``): tokenizing processes, 0 every core this process may
+    use (one for a corpus under 4 MB), 1 this process alone; the files are the same bytes
+    whatever the number (:mod:`biotok_train.pretrain.encode_pool`).
 
     ``config.sample_alpha``: subword regularization (:mod:`biotok.sampling`): each of
     ``config.copies`` copies of the corpus is segmented differently, sampled with the Unigram
@@ -153,8 +152,11 @@ def prepare(
 
         # one seed per copy; within a copy each line's sample is a function of its index
         samplers = [Sampler(tok.backend, config.sample_alpha, seed=config.seed * 1000 + k) for k in range(config.copies)]
+    size = total_bytes(files)
+    n = usable_workers(config.workers if workers is None else workers, size * config.copies if size is not None else None)
     with atomic_directory(out, force, inputs=inputs, marker=MARKER) as tmp:
-        segments, documents = _tokenize(tok, files, field_name, tmp, progress, samplers)
+        sampling = (config.sample_alpha, tuple(x.seed for x in samplers)) if samplers is not None else None
+        segments, documents = _tokenize(tok, files, field_name, tmp, progress, sampling, n)
         word_starts = np.memmap(tmp / "word_starts.bin", dtype=np.uint8, mode="r")
         sequences = pack_sequences(segments, documents, word_starts, seq_len)
         del word_starts
@@ -175,50 +177,60 @@ def prepare(
 
 
 def _tokenize(
-    tok: BiotokTokenizer, files, field_name: str | None, out: Path, progress: bool, samplers=None
+    tok: BiotokTokenizer, files, field_name: str | None, out: Path, progress: bool,
+    sampling: tuple[float, tuple[int, ...]] | None = None, workers: int = 1,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Write tokens.bin and word_starts.bin; return the segment and document offsets (+ the end).
 
-    Each input file is one document (each copy of it, with ``samplers``: one sampled
-    segmentation of the corpus per sampler), each non-empty encoded line one segment.
+    Each input file is one document (each copy of it, with ``sampling``: one sampled
+    segmentation of the corpus per seed: alpha and one seed per copy), each
+    non-empty encoded line one segment. The lines
+    are read here, in order, and encoded in chunks on ``workers`` processes; the chunks come back
+    in order, so the files do not depend on ``workers``.
     """
-    dtype = token_dtype(tok.vocab_size)
-    seg_starts: list[int] = []
+    copies = len(sampling[1]) if sampling else 1
+
+    def chunks():
+        for copy in range(copies):
+            index = 0  # the line's position in the corpus: its samples depend on it, not on order
+            for fi, cf in enumerate(files):
+                for batch in batches(iter_lines([cf.path], field_name), CHUNK_LINES, CHUNK_CHARS):
+                    yield (copy, fi), batch, copy, index
+                    index += len(batch)
+
+    seg_starts: list[np.ndarray] = []
+    n_segments = 0
     doc_starts: list[int] = []
     n_tokens = 0
-    bar = _bar(files, progress, copies=len(samplers) if samplers else 1)
+    document = None
+    bar = _bar(files, progress, copies=copies)
     try:
         with open(out / "tokens.bin", "wb") as ftok, open(out / "word_starts.bin", "wb") as fws:
-            for sampler in samplers or [None]:
-                index = 0  # the line's position in the corpus: its samples depend on it, not on order
-                for cf in files:
-                    doc_starts.append(len(seg_starts))
-                    for batch in _batches(iter_lines([cf.path], field_name), _BATCH_LINES):
-                        if sampler is None:
-                            encoded = [(e.ids, _word_start_flags(e.word_ids)) for e in tok.encode_batch(batch)]
-                        else:
-                            samples = [sampler.sample(line, index + i) for i, line in enumerate(batch)]
-                            encoded = [(x.ids, np.asarray(x.word_starts, dtype=np.uint8)) for x in samples]
-                        index += len(batch)
-                        for ids, starts in encoded:
-                            if not ids:
-                                continue
-                            seg_starts.append(n_tokens)
-                            ftok.write(np.asarray(ids, dtype=dtype).tobytes())
-                            fws.write(starts.tobytes())
-                            n_tokens += len(ids)
-                        if bar is not None:
-                            bar.update(sum(len(t.encode("utf-8")) + 1 for t in batch))
-                            bar.set_postfix(tokens=n_tokens, refresh=False)
-                    if doc_starts[-1] == len(seg_starts):  # a file with no tokens: no document
+            for tag, enc in encode_chunks(chunks(), tok.backend, token_dtype(tok.vocab_size), workers, sampling):
+                if tag != document:  # a new document: a file (a copy of it) with at least one line
+                    if document is not None and doc_starts[-1] == n_segments:  # one without tokens: none
                         doc_starts.pop()
+                    document = tag
+                    doc_starts.append(n_segments)
+                lengths = np.frombuffer(enc.lengths, dtype=np.int64)
+                kept = lengths[lengths > 0]  # a line without tokens is no segment
+                seg_starts.append(n_tokens + np.concatenate(([0], np.cumsum(kept[:-1]))) if len(kept) else kept)
+                n_segments += len(kept)
+                ftok.write(enc.ids)
+                fws.write(enc.starts)
+                n_tokens += len(enc.starts)
+                if bar is not None:
+                    bar.update(enc.nbytes)
+                    bar.set_postfix(tokens=n_tokens, refresh=False)
+            if doc_starts and doc_starts[-1] == n_segments:
+                doc_starts.pop()
     finally:
         if bar is not None:
             bar.close()
     if n_tokens == 0:
         raise DataError(f"the corpus {corpus_names(files)} produced no tokens (empty, or blank lines only)")
-    segments = np.asarray(seg_starts + [n_tokens], dtype=np.int64)
-    return segments, np.asarray(doc_starts + [len(seg_starts)], dtype=np.int64)
+    segments = np.concatenate([*seg_starts, [n_tokens]]).astype(np.int64)
+    return segments, np.asarray(doc_starts + [n_segments], dtype=np.int64)
 
 
 def _meta(tok: BiotokTokenizer, source: str, fingerprint: str, seq_len: int, segments: np.ndarray,

@@ -99,6 +99,41 @@ def test_pack_sequences_split_on_word_start():
     assert rows.tolist() == [[0, 2, 10], [10, 15, 20]]
 
 
+def _pack_reference(segments, documents, word_starts, seq_len):
+    """pack_sequences as a plain loop (the implementation before it was vectorized)."""
+    content, rows = seq_len - SPECIALS_OVERHEAD, []
+    for d in range(len(documents) - 1):
+        seg_lo, seg_hi = int(documents[d]), int(documents[d + 1])
+        ds, de = int(segments[seg_lo]), int(segments[seg_hi])
+        bounds = segments[seg_lo + 1 : seg_hi]
+        start = ds
+        while start < de:
+            end = min(start + content, de)
+            split = end
+            if end - start >= 2:
+                mid = (start + end) / 2
+                inner = bounds[np.searchsorted(bounds, start, side="right"):np.searchsorted(bounds, end, side="left")]
+                starts = np.flatnonzero(word_starts[start + 1 : end]) + start + 1
+                split = (int(inner[np.argmin(np.abs(inner - mid))]) if len(inner) else
+                         int(starts[np.argmin(np.abs(starts - mid))]) if len(starts) else int(mid))
+            rows.append((start, split, end))
+            start = end
+    return np.asarray(rows, dtype=np.int64).reshape(-1, 3)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_pack_sequences_equals_the_plain_loop(seed):
+    rng = np.random.default_rng(seed)
+    lengths = rng.choice([1, 2, 3, 7, 20, 61, 200], size=300)  # short lines, and lines longer than a window
+    segments = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    cuts = np.sort(rng.choice(np.arange(1, 300), size=12, replace=False))
+    documents = np.concatenate([[0], cuts, [300]]).astype(np.int64)
+    word_starts = (rng.random(int(segments[-1])) < [0.0, 0.3, 0.7][seed % 3]).astype(np.uint8)
+    for seq_len in (8, 13, 64, 128):
+        got = pack_sequences(segments, documents, word_starts, seq_len)
+        assert got.dtype == np.int64 and got.tolist() == _pack_reference(segments, documents, word_starts, seq_len).tolist()
+
+
 def test_dtype_by_vocab_size():
     assert token_dtype(65535) == np.uint16 and token_dtype(65536) == np.uint32
 
@@ -220,3 +255,238 @@ def test_copies_need_sampling(two_files, tiny_unigram, tiny_wordpiece, tmp_path)
         prepare([str(two_files[0])], tiny_wordpiece, PrepareConfig(sample_alpha=0.1), tmp_path / "y", progress=False)
     with pytest.raises(BiotokError, match="must be > 0"):
         PrepareConfig(sample_alpha=0.0)
+
+
+# --- on N worker processes (encode_pool) ----------------------------------------------------------
+import logging  # noqa: E402
+import multiprocessing  # noqa: E402
+import os  # noqa: E402
+import signal  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+from concurrent.futures import ProcessPoolExecutor  # noqa: E402
+
+from biotok.errors import ConfigError  # noqa: E402
+from biotok_train.pretrain import encode_pool  # noqa: E402
+from biotok_train.pretrain import prepare as prepare_module  # noqa: E402
+from tests._contract import cli_cmd, leftovers, tree_digest  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[3]
+_POOL_LOG = "biotok_train.pretrain.encode_pool"
+
+
+@pytest.fixture()
+def small_chunks(monkeypatch):
+    """Many small chunks (finished out of order by the workers) and room for 3 workers on any machine."""
+    monkeypatch.setattr(prepare_module, "CHUNK_LINES", 37)
+    monkeypatch.setattr(prepare_module, "CHUNK_CHARS", 1 << 13)
+    monkeypatch.setattr(encode_pool, "available_cores", lambda: 4)
+
+
+@pytest.fixture(scope="module")
+def mixed_corpus(sample_corpus, sample_lines, tmp_path_factory) -> list[str]:
+    """The sample corpus, an empty file, a gzipped file and a file of blank lines (no document)."""
+    import gzip
+
+    d = tmp_path_factory.mktemp("mixed")
+    (d / "empty.txt").write_text("", encoding="utf-8")
+    with gzip.open(d / "b.txt.gz", "wt", encoding="utf-8") as f:
+        f.write("\n".join(sample_lines[:300]) + "\n")
+    (d / "blank.txt").write_text("\n \n\n", encoding="utf-8")
+    return [str(sample_corpus), str(d / "empty.txt"), str(d / "b.txt.gz"), str(d / "blank.txt")]
+
+
+def _same_data(a: Path, b: Path) -> None:
+    digest_a, digest_b = tree_digest(a), tree_digest(b)
+    assert set(digest_a) == set(digest_b)
+    for name in sorted(digest_a):
+        assert digest_a[name] == digest_b[name], name
+
+
+@pytest.mark.parametrize("which", ["tiny_unigram", "tiny_wordpiece"])
+def test_workers_give_the_same_bytes(which, request, mixed_corpus, small_chunks, tmp_path, caplog):
+    tok = request.getfixturevalue(which)  # SentencePiece-trained Unigram, tokenizers-trained WordPiece
+    one = prepare(mixed_corpus, tok, PrepareConfig(seq_len=64, workers=1), tmp_path / "one", progress=False)
+    with caplog.at_level(logging.DEBUG, logger=_POOL_LOG):
+        three = prepare(mixed_corpus, tok, PrepareConfig(seq_len=64), tmp_path / "three", progress=False, workers=3)
+    assert "tokenizing on 3 worker processes" in caplog.text
+    assert read_meta(one.path)["num_documents"] == 2  # the empty and the blank file make none
+    _same_data(one.path, three.path)
+    assert multiprocessing.active_children() == []  # the pool is gone
+
+
+def test_workers_give_the_same_sampled_copies(two_files, tiny_unigram, small_chunks, tmp_path):
+    files = [str(p) for p in two_files]
+    cfg = PrepareConfig(seq_len=64, sample_alpha=0.1, copies=3, seed=4)
+    one = prepare(files, tiny_unigram, cfg, tmp_path / "one", progress=False, workers=1)
+    three = prepare(files, tiny_unigram, cfg, tmp_path / "three", progress=False, workers=3)
+    _same_data(one.path, three.path)
+
+
+@pytest.mark.shared
+def test_workers_give_the_same_bytes_on_shared_data(shared_data, tmp_path):
+    """CamemBERTa's SentencePiece vocabulary and bert-base-cased's WordPiece on E3C's clinical cases (JSON lines, xz)."""
+    corpus = [str(shared_data / "corpora" / "e3c-fr" / "layer3_fr_pamj_ccby.jsonl.xz")]
+    for name in ("camemberta-base", "bert-base-cased"):
+        tok = shared_data / "tokenizers" / name
+        cfg = PrepareConfig(field_name="text")
+        one = prepare(corpus, tok, cfg, tmp_path / name / "one", progress=False, workers=1)
+        two = prepare(corpus, tok, cfg, tmp_path / name / "two", progress=False, workers=2)
+        _same_data(one.path, two.path)
+
+
+def test_workers_option(tmp_path, sample_corpus, tiny_wordpiece):
+    with pytest.raises(ConfigError, match="--workers"):
+        PrepareConfig(workers=-1)
+    with pytest.raises(ConfigError, match="--workers"):
+        prepare([str(sample_corpus)], tiny_wordpiece, PrepareConfig(), tmp_path / "d", progress=False, workers=5000)
+    assert not (tmp_path / "d").exists()
+    cores = encode_pool.available_cores()
+    assert encode_pool.usable_workers(0, None) == cores  # stdin: size unknown
+    assert encode_pool.usable_workers(0, encode_pool.AUTO_MIN_BYTES) == cores
+    assert encode_pool.usable_workers(0, encode_pool.AUTO_MIN_BYTES - 1) == 1  # a small corpus: one process
+    assert encode_pool.usable_workers(cores + 5, None) == cores
+    assert encode_pool.usable_workers(1, None) == 1
+
+
+def _prepare_logged(*args, **kwargs):
+    """prepare() in a pool worker, with what encode_pool logged there."""
+    records: list[str] = []
+    handler = logging.Handler()
+    handler.emit = lambda r: records.append(r.getMessage())  # type: ignore[method-assign]
+    log = logging.getLogger(_POOL_LOG)
+    log.addHandler(handler)
+    log.setLevel(logging.DEBUG)
+    try:
+        return prepare(*args, **kwargs), records
+    finally:
+        log.removeHandler(handler)
+
+
+def test_prepare_inside_a_spawned_worker_uses_its_own_pool(sample_corpus, tiny_wordpiece, tmp_path):
+    """The ablation's --engine processes runs prepare in a spawn pool's worker: a nested pool there."""
+    if encode_pool.available_cores() < 2:
+        pytest.skip("needs 2 cores")
+    cfg = PrepareConfig(seq_len=64)
+    one = prepare([str(sample_corpus)], tiny_wordpiece, cfg, tmp_path / "one", progress=False, workers=1)
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as ex:
+        two, said = ex.submit(_prepare_logged, [str(sample_corpus)], str(tiny_wordpiece), cfg, tmp_path / "two",
+                              progress=False, workers=2).result(timeout=600)
+    assert said == ["tokenizing on 2 worker processes"]
+    _same_data(one.path, two.path)
+
+
+def test_prepare_in_a_daemonic_worker_runs_in_one_process(sample_corpus, tiny_wordpiece, tmp_path):
+    """multiprocessing.Pool's workers are daemonic and may not start processes: one process, no error."""
+    cfg = PrepareConfig(seq_len=64)
+    one = prepare([str(sample_corpus)], tiny_wordpiece, cfg, tmp_path / "one", progress=False, workers=1)
+    with multiprocessing.get_context("spawn").Pool(1) as pool:
+        two, said = pool.apply(_prepare_logged, ([str(sample_corpus)], str(tiny_wordpiece), cfg, tmp_path / "two"),
+                               {"progress": False, "workers": 2})
+    assert said == ["tokenizing in one process: this is a daemonic worker process (it may not have children)"]
+    _same_data(one.path, two.path)
+
+
+def test_plain_script_without_main_guard(sample_corpus, tiny_wordpiece, tmp_path):
+    """A script calling prepare at its top level: the workers do not run it again (issue 39)."""
+    if encode_pool.available_cores() < 2:
+        pytest.skip("needs 2 cores")
+    script, ran = tmp_path / "script.py", tmp_path / "ran.txt"
+    script.write_text(
+        "import logging, sys\n"
+        "logging.basicConfig(level=logging.DEBUG, stream=sys.stderr, format='%(message)s')\n"
+        f"open({str(ran)!r}, 'a').write('ran\\n')\n"
+        "from biotok_train.config import PrepareConfig\n"
+        "from biotok_train.pretrain.prepare import prepare\n"
+        f"p = prepare([{str(sample_corpus)!r}], {str(tiny_wordpiece)!r}, PrepareConfig(seq_len=64, workers=2),\n"
+        f"            {str(tmp_path / 'two')!r}, progress=False)\n"
+        "print(p.num_tokens)\n", encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, cwd=tmp_path,
+                          timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr and "tokenizing on 2 worker processes" in proc.stderr
+    assert ran.read_text() == "ran\n"  # run once: by python, never by a worker
+    one = prepare([str(sample_corpus)], tiny_wordpiece, PrepareConfig(seq_len=64, workers=1), tmp_path / "one",
+                  progress=False)
+    assert int(proc.stdout) == one.num_tokens
+    _same_data(one.path, tmp_path / "two")
+
+
+def test_a_worker_that_dies_is_one_error(sample_corpus, tiny_wordpiece, tmp_path):
+    import threading
+
+    killed: list[int] = []
+
+    def kill_a_worker() -> None:
+        for _ in range(6000):
+            children = multiprocessing.active_children()
+            if children:
+                os.kill(children[0].pid, signal.SIGKILL)
+                killed.append(children[0].pid)
+                return
+            time.sleep(0.01)
+
+    t = threading.Thread(target=kill_a_worker)
+    t.start()
+    try:
+        with pytest.raises(DataError, match="a tokenizing worker process died"):
+            prepare([str(sample_corpus)] * 3, tiny_wordpiece, PrepareConfig(seq_len=64), tmp_path / "d",
+                    progress=False, workers=2)
+    finally:
+        t.join()
+    assert killed
+    assert not (tmp_path / "d").exists() and leftovers(tmp_path, "d") == []
+    assert multiprocessing.active_children() == []
+
+
+def test_bad_input_with_workers_is_one_error(sample_corpus, tiny_wordpiece, tmp_path):
+    bad = tmp_path / "bad.txt"
+    bad.write_bytes("une ligne\n".encode() * 100 + b"\xff\xfe pas de l'UTF-8\n")
+    with pytest.raises(CorpusError, match="bad.txt"):
+        prepare([str(sample_corpus), str(bad)], tiny_wordpiece, PrepareConfig(), tmp_path / "d", progress=False,
+                workers=2)
+    assert not (tmp_path / "d").exists() and leftovers(tmp_path, "d") == []
+    assert multiprocessing.active_children() == []
+
+
+def _children(pid: int) -> set[int]:
+    out = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            out.add(int(stat.parent.name))
+    return out
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc")
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_signal_stops_the_workers(sig, sample_corpus, tiny_wordpiece, tmp_path):
+    big = tmp_path / "big.txt"
+    big.write_bytes(sample_corpus.read_bytes() * 6)
+    out = tmp_path / "run" / "data"
+    p = subprocess.Popen([*cli_cmd("biotok-train"), "prepare", str(big), "-t", str(tiny_wordpiece), "--workers", "2",
+                          "--out", str(out), "--no-progress"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True, env={**os.environ, "PYTHONPATH": str(REPO)},
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    workers: set[int] = set()
+    for _ in range(6000):  # until both workers run (or the run ended: then the corpus is too small)
+        workers = _children(p.pid)
+        if len(workers) >= 2 or p.poll() is not None:
+            break
+        time.sleep(0.01)
+    assert p.poll() is None, "prepare ended before the signal: make the corpus bigger"
+    p.send_signal(sig)
+    _, err = p.communicate(timeout=120)
+    assert p.returncode == (130 if sig == signal.SIGINT else 143), err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    assert not out.exists() and leftovers(out.parent, "data") == []
+    for _ in range(500):  # the workers are stopped with the pool (at most a second after)
+        if not any(Path(f"/proc/{w}").exists() for w in workers):
+            break
+        time.sleep(0.01)
+    assert not any(Path(f"/proc/{w}").exists() for w in workers)
