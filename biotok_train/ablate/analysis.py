@@ -15,8 +15,10 @@ from biotok_train import stats as S
 from biotok_train.ablate.grid import Grid, evaluate_key, pretrain_key
 from biotok_train.ablate.plan import MLM, ArmResult, Leg, comparison_pairs, decode, floor_name
 from biotok_train.config import BASE_SIZE, AblationConfig
+from biotok_train.tasks.examples import targets
 
 MEAN_METRICS = ("accuracy", "hamming_score", "exact_match_ratio")  # means of per-example scores
+WEIGHTED_METRICS = ("weighted_f1", "weighted_f1_multilabel")  # sklearn's weighted F1: sums of per-label counts
 
 
 @dataclass
@@ -162,6 +164,16 @@ def _rows(res: Results, task: str, preds: dict[str, list], scores: dict[str, flo
         rows = {k: S.accuracy_stats([score([(e, q)]) for e, q in zip(test, p)]) for k, p in preds.items()}
         if agrees(rows, S.MEAN):
             return rows, S.MEAN
+    elif metric in WEIGHTED_METRICS:  # per-label (tp, fp, fn) of each example: one matrix product per resample
+        gold = targets(kind, test)
+        fixed = dict(res.task_objs[task][0].metric_options).get("labels") if res.task_objs[task][0] else None
+        if metric == "weighted_f1":  # single-label, compared as strings (scores.weighted_f1)
+            gold, preds = [str(g) for g in gold], {k: [str(q) for q in p] for k, p in preds.items()}
+        flat = (lambda xs: [x for t in xs for x in t]) if kind == "multilabel" else list  # noqa: E731
+        names = list(fixed) if fixed else sorted({*flat(gold), *(x for p in preds.values() for x in flat(p))})
+        rows = {k: S.class_stats(gold, p, names) for k, p in preds.items()}
+        if agrees(rows, S.WEIGHTED_F1):
+            return rows, S.WEIGHTED_F1
     return {k: list(zip(test, p)) for k, p in preds.items()}, score
 
 

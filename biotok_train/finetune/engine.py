@@ -10,7 +10,9 @@ A task (NER, sentence classification, ...) is a small object with hooks: which m
 which labels, how to encode examples into features, collate features into a batch, decode the
 model's logits into predictions, score them and write them. See :class:`Task`. Optional hooks:
 ``setup(tok, model)`` (e.g. add entity-marker tokens), ``loss(logits, labels)`` (a loss of the
-task's own instead of the head's, e.g. binary decisions over multiple-choice options).
+task's own instead of the head's, e.g. binary decisions over multiple-choice options),
+``tune(examples, features, logits, labels)`` (called with each dev pass's logits before decoding:
+a decision threshold chosen on dev).
 """
 
 from __future__ import annotations
@@ -281,7 +283,7 @@ class _Run:
     def finish(self, model_path, seconds: float) -> FinetuneResult:
         """The best dev state restored and scored on test."""
         self.best.restore(self.model)
-        if getattr(self.task, "grid", ()):  # a threshold chosen on dev: the best epoch's choice (the last dev pass tuned the last epoch's)
+        if getattr(self.task, "grid", ()):  # a threshold chosen on dev: tuned again on the best epoch's state
             self.evaluate("dev")
         test_pred, _ = self.evaluate("test")
         scores = self.task.score(self.dataset.test, test_pred, self.labels)

@@ -135,3 +135,17 @@ def test_the_page_shows_trivial_baselines_no_signal_and_each_pretraining_seed():
     assert any(x.startswith("One pretraining seed is one draw of the pretraining, not the pretraining draw") for x in seeds)
     assert seeds[0].startswith("Per pretraining seed done so far (0): each arm's test score, mean over 3 fine-tuning")
     assert R.baseline_lines({"arms": []}) == [] and R.per_seed_lines({}) == []
+
+
+def test_the_prediction_section_leaves_a_task_without_signal_out():
+    d = {**_downstream(True), "comparisons": [], "floors": [], "costs": {"jobs": {}}}
+    d["tasks"]["e3c"] = {"name": "e3c", "metric": "entity_f1"}
+    for a, v in zip(d["arms"], (0.30, 0.40)):
+        a["metrics"]["e3c"] = {"mean": v}
+    probe = Ranking("probe", {"cam": 1.5, "uni": 1.6}, False)
+    lines = R.prediction_section([probe], d, 2)
+    assert "- Left out (**no signal**: no vocabulary beats the task's trivial baseline, below): frenchmedmcqa " \
+           "(hamming_score)." in lines
+    assert "- e3c (entity_f1), best first: uni > cam." in lines
+    assert not any("frenchmedmcqa (hamming_score), best first" in x for x in lines)
+    assert any(x.startswith("- probe would have chosen cam; the best on e3c (entity_f1) is uni") for x in lines)
