@@ -120,10 +120,17 @@ def entity_stats(gold: Sequence[Sequence[str]], pred: Sequence[Sequence[str]], *
         raise ValueError(f"{len(gold)} gold sentences but {len(pred)} predicted")
     rows = np.zeros((len(gold), 3), dtype=np.float64)
     if strict:
-        from seqeval.scheme import IOB2, Entities
+        def spans(seqs):  # biotok's one-pass IOB2 reading of seqeval's strict entities (scores.StrictEntities)
+            from biotok.errors import DataError
+            from biotok_train.scores import StrictEntities  # lazy: scores imports the config
 
-        def spans(seqs):
-            return [{e.to_tuple()[1:] for e in sent} for sent in Entities(list(map(list, seqs)), IOB2).entities] if seqs else []
+            try:
+                ents = StrictEntities([list(s) for s in seqs]).entities
+            except DataError:  # a tag outside IOB2: seqeval's own reading
+                from seqeval.scheme import IOB2, Entities
+
+                ents = [[e.to_tuple() for e in sent] for sent in Entities(list(map(list, seqs)), IOB2).entities]
+            return [{e[1:] for e in sent} for sent in ents]
     else:
         from seqeval.metrics.sequence_labeling import get_entities
 

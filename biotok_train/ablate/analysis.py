@@ -160,8 +160,13 @@ def _rows(res: Results, task: str, preds: dict[str, list], scores: dict[str, flo
         rows = {k: S.entity_stats(gold, p) for k, p in preds.items()}
         if agrees(rows, S.MICRO_F1):
             return rows, S.MICRO_F1
-    elif metric in MEAN_METRICS:  # a mean of per-example scores
-        rows = {k: S.accuracy_stats([score([(e, q)]) for e, q in zip(test, p)]) for k, p in preds.items()}
+    elif metric in MEAN_METRICS:  # a mean of per-example scores (the metric itself on each example)
+        from biotok_train.scores import compute  # lazy: one use
+
+        gold = targets(kind, test)
+        one = (lambda g, q: float(g == q)) if metric == "accuracy" else (  # noqa: E731 (accuracy: no sklearn per row)
+            lambda g, q: compute(metric, [g], [q]).value)
+        rows = {k: S.accuracy_stats([one(g, q) for g, q in zip(gold, p)]) for k, p in preds.items()}
         if agrees(rows, S.MEAN):
             return rows, S.MEAN
     elif metric in WEIGHTED_METRICS:  # per-label (tp, fp, fn) of each example: one matrix product per resample
