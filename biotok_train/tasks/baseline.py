@@ -90,8 +90,13 @@ def _best_label_set(spec: TaskSpec, data: TaskData) -> tuple[tuple, str, float]:
             best = value
             chosen.append(lab)
     labels = tuple(chosen)
-    rule = (f"always the label set {{{', '.join(labels)}}} ({len(labels)} of {len(order)} train labels, each kept "
-            "when it raises the metric on train)" if labels else "always no label")
+    if not labels:
+        rule = "always no label"
+    elif len(labels) == len(order):
+        rule = f"always all {len(order)} train labels (each raises the metric on train)"
+    else:
+        rule = (f"always the label set {{{', '.join(labels)}}} ({len(labels)} of {len(order)} train labels, each kept "
+                "when it raises the metric on train)")
     return labels, rule, best
 
 

@@ -37,6 +37,7 @@ def test_multilabel_grows_the_label_set_while_the_metric_rises():
     data = _data("multilabel", ("x", "y", "z"), train, train[:2], train)
     b = trivial_baseline(data, plain_spec(data))  # weighted F1: each label present adds its share
     assert b.prediction == ["x", "y", "z"]  # most frequent first, then by name
+    assert b.rule == "always all 3 train labels (each raises the metric on train)"
     from biotok_train.scores import weighted_f1_multilabel
 
     want = weighted_f1_multilabel([e.labels for e in train], [("x", "y", "z")] * 4, ("x", "y", "z")).value
