@@ -8,6 +8,14 @@ the finished records: checks, plan, records and the whole report. Prints its CPU
 Side by side with another checkout (the baseline: ``git archive COMMIT | tar -x -C /tmp/base``),
 each in its own WORK: ``PYTHONPATH=/tmp/base python /tmp/base/../this-file ...``. The ablation.json
 of two checkouts with the same ``--pairs`` should hold the same numbers.
+
+Measured 2026-11-28 on the shared 2-core machine (load ~12), ``--tasks e3c,morfitt,frenchmedmcqa``:
+8546eb7 170.8 CPU-s per call (the dry run's gpu_side made 4 of them, one per rotation of the
+arms); this branch 5.8 CPU-s with ``--pairs reference`` and 5.5 CPU-s with ``--pairs all`` (every
+pair in the one call). Where it went (cProfile): MORFITT's weighted F1 scored by sklearn on every
+bootstrap resample (26 CPU-s per comparison, 0.07 with per-label counts), seqeval's entity
+parsing, per-example MCQ head scores. ``--tasks e3c,frenchmedmcqa`` on both: ablation.json the
+same numbers (comparisons, floors, arms, verdicts), the new keys aside.
 """
 
 from __future__ import annotations
