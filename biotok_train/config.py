@@ -43,6 +43,8 @@ COMPILE = ("auto", "on", "off")  # PretrainConfig.compile: auto = on for CUDA, o
 # (a fresh BERT-small MLM on one CUDA device: +60-70 % tokens/s over eager on an H200), else default
 COMPILE_MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs", "auto")
 SCHEDULES = ("linear", "cosine")
+PAIRS = ("reference", "all")  # AblationConfig.pairs: each arm against the first, or every pair
+THRESHOLD_GRID = tuple(round(0.05 * i, 2) for i in range(1, 20))  # 0.05, 0.10, ..., 0.95: thresholds tried on dev
 
 
 def _check(ok: bool, message: str) -> None:
@@ -206,7 +208,9 @@ class FinetuneConfig:
     ``lr_grid`` several peak learning rates, one run each, the best dev score wins (PubMedBERT
     §2.5; empty: ``optim.lr`` alone); ``train_fraction`` the share of training examples used (few-shot
     curves); ``threshold`` the sigmoid threshold of multi-label and multiple-choice decisions
-    (None: the task's, 0.70 for MORFITT, else 0.5); ``threads`` torch's CPU threads during the run
+    (None: the task's: chosen on dev for MORFITT, else 0.5); ``threshold_grid`` the thresholds a
+    task whose threshold is chosen on dev tries (each epoch's dev score is the best of them, and
+    the best is applied to test); ``threads`` torch's CPU threads during the run
     (0: torch's default; on a loaded machine one thread per process measured 3-4x more work per
     CPU-second than two, so run several 1-thread processes rather than one many-thread one).
     """
@@ -224,6 +228,7 @@ class FinetuneConfig:
     lr_grid: tuple[float, ...] = ()  # peak lrs tried, the best on dev kept; empty: optim.lr alone
     train_fraction: float = 1.0  # share of the training examples used (fixed subset, seed 42)
     threshold: float | None = None  # multi-label / multiple-choice sigmoid threshold; None: the task's
+    threshold_grid: tuple[float, ...] = THRESHOLD_GRID  # tried on dev where the task's threshold is chosen on dev
     threads: int = 0  # torch CPU threads (torch.set_num_threads) for the run; 0: torch's default
     report_to: str = "auto"  # "tensorboard" | "none" | "auto" (tensorboard when installed): OUT/tensorboard/
     bf16: bool = True  # bf16 autocast where supported: CUDA, a CPU with amx_bf16/avx512_bf16 (biotok_train.precision)
@@ -240,6 +245,10 @@ class FinetuneConfig:
         _check(len(set(self.lr_grid)) == len(self.lr_grid), "--lr-grid lists a learning rate twice")
         _check(0 < self.train_fraction <= 1, "--train-fraction must be in (0, 1]")
         _check(self.threshold is None or 0 < self.threshold < 1, "--threshold must be in (0, 1)")
+        object.__setattr__(self, "threshold_grid", tuple(float(x) for x in self.threshold_grid))
+        _check(bool(self.threshold_grid) and all(0 < x < 1 for x in self.threshold_grid)
+               and len(set(self.threshold_grid)) == len(self.threshold_grid),
+               "--threshold-grid: one or more thresholds in (0, 1), each once")
         object.__setattr__(self, "optim", _optim(self.optim, FINETUNE_LR, FINETUNE_WARMUP))
         check_numbers(self, {"seed": (0, SEED_MAX)})
 
@@ -367,6 +376,9 @@ class AblationConfig:
     scored on the held-out [MASK] positions (with step 0 where it starts from a model: the
     plateau curve) and fine-tuned on ``curve_tasks`` (None: the first task; empty: none, so
     the curve costs only pretraining and evaluation): the learning curve.
+
+    ``pairs``: the report compares each arm with the first (``reference``) or every pair of arms
+    (``all``) in one pass; analysis only, it is in no job's key nor in the recipe a rerun matches.
     """
 
     tokenizers: tuple[str, ...]
@@ -393,6 +405,7 @@ class AblationConfig:
     curve: tuple[int, ...] = ()
     curve_tasks: tuple[str, ...] | None = None  # fine-tuned at each curve step (None: the first task; (): none)
     probe: int = 0  # > 0: causal-LM probe (biotok_train.probe) of each vocabulary, that many steps per pretraining seed
+    pairs: str = "reference"  # the report compares "reference" (each arm with the first) or "all" (every pair)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "arms", tuple(self.arms))
@@ -441,6 +454,8 @@ class AblationConfig:
             raise ConfigError("--probe must be >= 0 (0: no probe)")
         if not 0.5 < self.confidence < 1:
             raise ConfigError("--confidence must be in (0.5, 1)")
+        if self.pairs not in PAIRS:
+            raise ConfigError(f"--pairs {self.pairs!r}: one of {', '.join(PAIRS)}")
         check_numbers(self, {"seeds": (0, SEED_MAX), "pretrain_seeds": (0, SEED_MAX)})
 
     def _check_curve_tasks(self) -> None:
@@ -471,6 +486,7 @@ class AblationConfig:
         d = json.loads(json.dumps(dataclasses.asdict(self)))
         d.pop("tokenizers")
         d.pop("probe")  # one more metric: it changes no arm
+        d.pop("pairs")  # which comparisons the report computes: analysis only, no job changes
         return d
 
     def settings(self) -> dict:

@@ -252,15 +252,24 @@ def pairs(ranking: Ranking, confidence: float = 0.95) -> list[PairVerdict]:
     return out
 
 
+def no_signal(ablation: dict, size: str | None = None) -> list[str]:
+    """The tasks of an ``ablate`` result where no arm beats the trivial baseline at ``size`` (None:
+    the first size): their rankings order noise."""
+    size = size or (ablation["arms"][0]["size"] if ablation.get("arms") else None)
+    return [s["task"] for s in ablation.get("no_signal", []) if s["size"] == size]
+
+
 def ablation_rankings(ablation: dict, size: str | None = None) -> list[Ranking]:
     """One downstream :class:`Ranking` per task of an ``ablate`` result (its ablation.json): each
     arm's mean over seeds at ``size`` (None: the first size); an arm is tied with the best when a
-    paired bootstrap comparison between the two (either way round) says indistinguishable."""
+    paired bootstrap comparison between the two (either way round) says indistinguishable. A task
+    with no signal (:func:`no_signal`: no arm beats its trivial baseline) has no ranking."""
     arms = [a for a in ablation["arms"] if a.get("init", "scratch") == "scratch"]
     size = size or (arms[0]["size"] if arms else None)
     arms = [a for a in arms if a["size"] == size]
+    silent = set(no_signal(ablation, size))
     out = []
-    for key, task in ablation["tasks"].items():
+    for key, task in ((k, t) for k, t in ablation["tasks"].items() if k not in silent):
         scores = {a["name"]: float(a["metrics"][key]["mean"]) for a in arms if key in a["metrics"]}
         if not scores:
             continue
@@ -287,4 +296,4 @@ def summary(found: Sequence[Agreement]) -> str:
 
 
 __all__ = ["Agreement", "PairVerdict", "Ranking", "ablation_rankings", "agreement", "agreements", "intrinsic_metrics",
-           "metric_rankings", "pairs", "probe_ranking", "smallest_p_value", "summary"]
+           "metric_rankings", "no_signal", "pairs", "probe_ranking", "smallest_p_value", "summary"]

@@ -20,7 +20,8 @@ from typing import Any, Callable, Mapping, Sequence
 from biotok_train.ablate.estimate import H100_OVER_H200, JOB_OVERHEAD_S
 from biotok_train.config import AblationConfig
 from biotok_train.predict import (
-    Ranking, ablation_rankings, agreement, agreements, metric_rankings, pairs, probe_ranking, smallest_p_value, summary,
+    Ranking, ablation_rankings, agreement, agreements, metric_rankings, no_signal, pairs, probe_ranking, smallest_p_value,
+    summary,
 )
 from biotok_train.probe import data as D
 from biotok_train.probe.run import load_tokenizer
@@ -60,6 +61,22 @@ def instruments(metrics: dict | None, probe_result: dict | None, work: Path, voc
     return out + (metric_rankings(metrics) if metrics is not None else [])
 
 
+def main_source(text: dict, heldout_every: int) -> dict:
+    """The largest source of the pretraining text (text.json): its characters and share of the
+    text, and how many of the held-out lines are its own (each ``heldout_every``-th kept line, the
+    sources kept in their order)."""
+    sources = text["sources"]
+    name = max(sources, key=lambda n: sources[n]["chars"])
+    start = 0
+    for n, r in sources.items():  # the held-out positions i (from 1) with i % every == 0 inside this source
+        if n == name:
+            held = (start + r["kept"]) // heldout_every - start // heldout_every
+            break
+        start += r["kept"]
+    return {"name": name, "chars": sources[name]["chars"], "share": sources[name]["chars"] / text["text"]["chars"],
+            "heldout_lines": held, "heldout_share": held / max(1, text["heldout"]["lines"])}
+
+
 def text_section(text: dict, metrics: dict | None, heldout_every: int, positions: int) -> list[str]:
     """The pretraining text: each source, what was left out, the split, its size in pieces."""
     rows = ["| source | lines in | characters in | lines excluded | evaluated sentences found | characters kept |",
@@ -75,6 +92,14 @@ def text_section(text: dict, metrics: dict | None, heldout_every: int, positions
              f"- In all {text['text']['chars']:,} characters in {text['text']['lines']:,} lines; each {heldout_every}th "
              f"line held out as `ablate` does: pretraining part {text['pretrain']['chars']:,} characters, held-out "
              f"part {text['heldout']['chars']:,}. Every vocabulary is trained on the pretraining part only."]
+    m = main_source(text, heldout_every)
+    lines.append(f"- **{m['share']:.0%} of the text is one source**, {m['name']}: {m['chars'] / 1e6:.1f} M of its "
+                 f"{text['text']['chars'] / 1e6:.1f} M characters. The held-out lines are every {heldout_every}th line "
+                 f"in source order, so {m['heldout_lines']:,} of the {text['heldout']['lines']:,} held-out lines "
+                 f"({m['heldout_share']:.0%}) are {m['name']} too: the held-out [MASK] loss and top-1 measure "
+                 f"mostly how well each vocabulary's model predicts that text's French; the other sources ("
+                 + ", ".join(n for n in text["sources"] if n != m["name"])
+                 + f") weigh {1 - m['heldout_share']:.0%} of those lines.")
     if metrics is not None:
         lines.append(f"- Its pretraining part in pieces, and the epochs the GPU recipe's budget ({positions:,} positions "
                      "per arm, below) makes of it: "
@@ -143,6 +168,11 @@ def prediction_section(found: list[Ranking], downstream: dict | None, n: int) ->
                      + "." if found else "No instrument has run yet.")]
     else:
         tasks = ablation_rankings(downstream)
+        silent = no_signal(downstream)
+        if silent:
+            names = downstream["tasks"]
+            lines.append("- Left out (**no signal**: no vocabulary beats the task's trivial baseline, below): "
+                         + ", ".join(f"{names[t]['name']} ({names[t]['metric']})" for t in silent) + ".")
         lines += [f"- {t.name}, best first: {' > '.join(t.order())}"
                   + (f" ({', '.join(t.tied_with_best)} cannot be told from {t.best()})" if t.tied_with_best else "")
                   + "." for t in tasks]
@@ -155,9 +185,62 @@ def prediction_section(found: list[Ranking], downstream: dict | None, n: int) ->
     return lines + [""]
 
 
+def baseline_lines(d: dict) -> list[str]:
+    """Each task's trivial baseline beside the arms' test scores, and "no signal" where no arm beats it."""
+    if not d.get("baselines"):
+        return []
+    size = d["arms"][0]["size"] if d.get("arms") else None
+    silent = set(no_signal(d, size))
+    lines = ["Trivial baselines: the best constant answer of each task, chosen on train with the task's own metric "
+             "(no model); an arm beats it when its paired bootstrap interval over test examples lies above it.", "",
+             "| task | trivial answer | baseline (test) | arms (test, mean over seeds) | arms that beat it | signal |",
+             "|---|---|---:|---|---|---|"]
+    for key, b in d["baselines"].items():
+        arms = [a for a in d["arms"] if a["size"] == size and key in a["metrics"]]
+        checks = [c for c in d.get("baseline_checks", []) if c["task"] == key and c["size"] == size]
+        beat = [c["arm"] for c in checks if c["beats_baseline"]]
+        lines.append(f"| {d['tasks'][key]['name']} ({b['metric']}) | {b['rule']} | {b['test']:.3f} | "
+                     + "; ".join(f"{a['name']} {a['metrics'][key]['mean']:.3f}" for a in arms)
+                     + f" | {len(beat)} of {len(checks)} | " + ("**no signal**" if key in silent else "yes") + " |")
+    return lines + [""]
+
+
+def per_seed_lines(d: dict) -> list[str]:
+    """Each arm's test score per pretraining seed done so far: mean and t-interval over the
+    fine-tuning seeds, and what one pretraining seed does not say."""
+    rows = d.get("per_pretrain_seed") or []
+    if not rows:
+        return []
+    seeds = sorted({r["pretrain_seed"] for r in rows})
+    conf = d.get("recipe", {}).get("confidence", 0.95)
+    nf = max(r["n"] for r in rows)
+    lines = [f"Per pretraining seed done so far ({', '.join(map(str, seeds))}): each arm's test score, mean over "
+             f"{nf} fine-tuning seeds with its {conf:.0%} t-interval over them.", "",
+             "| task | arm | " + " | ".join(f"pretraining seed {p}" for p in seeds) + " |",
+             "|---|---|" + "---|" * len(seeds)]
+    names = d["tasks"]
+    for key in dict.fromkeys(r["task"] for r in rows):
+        for arm in dict.fromkeys(r["arm"] for r in rows if r["task"] == key):
+            cells = []
+            for p in seeds:
+                r = next((r for r in rows if r["task"] == key and r["arm"] == arm and r["pretrain_seed"] == p), None)
+                cells.append("" if r is None else f"{r['mean']:.3f}" + (
+                    f" [{r['low']:.3f}, {r['high']:.3f}]" if r.get("low") is not None else ""))
+            lines.append(f"| {names[key]['name']} | {arm} | " + " | ".join(cells) + " |")
+    lines += ["", ("One pretraining seed is one draw of the pretraining, not the pretraining draw: these intervals "
+                   "hold the fine-tuning seeds' spread only, and another pretraining of the same arm can land outside "
+                   "them." if len(seeds) == 1 else
+                   f"Each interval holds one pretraining seed's fine-tuning spread only; the {len(seeds)} pretraining "
+                   "seeds side by side show how far the pretraining draw moves a score."), ""]
+    return lines
+
+
 def downstream_details(d: dict) -> list[str]:
-    """Every pair on every task, the floors, and what the GPU side took (from its records)."""
-    lines = ["The downstream verdicts, every pair of vocabularies (paired bootstrap over test examples, seeds pooled):", ""]
+    """Trivial baselines, each pretraining seed's scores, every pair on every task, the floors, and
+    what the GPU side took (from its records)."""
+    lines = [*baseline_lines(d), *per_seed_lines(d)]
+    lines += ["The downstream verdicts, every pair of vocabularies (paired bootstrap over test examples, seeds "
+              "pooled):", ""]
     lines += [f"- {c['task']}: {c['candidate_arm']} minus {c['reference_arm']} {c['difference']:+.3f} "
               f"[{c['low']:+.3f}, {c['high']:+.3f}]: {c['verdict']}." for c in d["comparisons"] if c["task"] != "mlm"]
     beat = [f for f in d.get("floors", []) if f.get("beats_floor")]
@@ -277,5 +360,6 @@ def publish(dest: Path, setup: PageSetup, text: dict, metrics: dict | None, prob
     return dest / "README.md"
 
 
-__all__ = ["PHASES", "PROBE_INSTRUMENT", "PageSetup", "cpu_sentence", "downstream_details", "instrument_section",
+__all__ = ["PHASES", "PROBE_INSTRUMENT", "PageSetup", "baseline_lines", "cpu_sentence", "downstream_details",
+           "instrument_section", "main_source", "per_seed_lines",
            "instruments", "plan_section", "prediction_section", "probe_chars", "publish", "text_section", "timed_phase"]

@@ -64,6 +64,17 @@ def _macro_f1_fn(s: np.ndarray) -> np.ndarray:
         return np.nanmean(f1, axis=-1)
 
 
+def _weighted_f1_fn(s: np.ndarray) -> np.ndarray:
+    """sklearn's ``average="weighted"`` F1 (zero_division 0): each label's F1 weighted by its gold
+    support (tp + fn); no gold label at all: 0."""
+    k = s.shape[-1] // 3
+    c = s.reshape(*s.shape[:-1], k, 3)
+    tp, fp, fn = c[..., 0], c[..., 1], c[..., 2]
+    f1 = _ratio(2 * tp, 2 * tp + fp + fn, 0.0)
+    support = tp + fn
+    return _ratio((f1 * support).sum(axis=-1), support.sum(axis=-1), 0.0)
+
+
 def _pearson_fn(s: np.ndarray) -> np.ndarray:
     n, sx, sy, sxx, syy, sxy = (s[..., i] for i in range(6))
     cov = n * sxy - sx * sy
@@ -90,6 +101,7 @@ MEAN = SumStatistic("mean", _mean_fn)  # stats from accuracy_stats(): accuracy, 
 MICRO_F1 = SumStatistic("micro_f1", _micro_f1_fn)  # stats from entity_stats() or (tp, fp, fn) rows
 MACRO_F1 = SumStatistic("macro_f1", _macro_f1_fn)  # stats from class_stats()
 PEARSON = SumStatistic("pearson", _pearson_fn)  # stats from pearson_stats()
+WEIGHTED_F1 = SumStatistic("weighted_f1", _weighted_f1_fn)  # stats from class_stats(): single- or multi-label
 
 
 def accuracy_stats(scores: Sequence[float]) -> np.ndarray:
@@ -108,10 +120,17 @@ def entity_stats(gold: Sequence[Sequence[str]], pred: Sequence[Sequence[str]], *
         raise ValueError(f"{len(gold)} gold sentences but {len(pred)} predicted")
     rows = np.zeros((len(gold), 3), dtype=np.float64)
     if strict:
-        from seqeval.scheme import IOB2, Entities
+        def spans(seqs):  # biotok's one-pass IOB2 reading of seqeval's strict entities (scores.StrictEntities)
+            from biotok.errors import DataError
+            from biotok_train.scores import StrictEntities  # lazy: scores imports the config
 
-        def spans(seqs):
-            return [{e.to_tuple()[1:] for e in sent} for sent in Entities(list(map(list, seqs)), IOB2).entities] if seqs else []
+            try:
+                ents = StrictEntities([list(s) for s in seqs]).entities
+            except DataError:  # a tag outside IOB2: seqeval's own reading
+                from seqeval.scheme import IOB2, Entities
+
+                ents = [[e.to_tuple() for e in sent] for sent in Entities(list(map(list, seqs)), IOB2).entities]
+            return [{e[1:] for e in sent} for sent in ents]
     else:
         from seqeval.metrics.sequence_labeling import get_entities
 
@@ -123,7 +142,8 @@ def entity_stats(gold: Sequence[Sequence[str]], pred: Sequence[Sequence[str]], *
 
 
 def class_stats(gold: Sequence[Hashable], pred: Sequence[Hashable], labels: Sequence[Hashable] | None = None) -> np.ndarray:
-    """Per-example one-hot ``(tp, fp, fn)`` for each label, for :data:`MACRO_F1` (as sklearn's).
+    """Per-example one-hot ``(tp, fp, fn)`` for each label, for :data:`MACRO_F1` and
+    :data:`WEIGHTED_F1` (as sklearn's).
 
     A multi-label example may give sets of labels for ``gold`` and ``pred``.
     """
@@ -372,6 +392,18 @@ def summarize_seeds(values: Sequence[float]) -> SeedSummary:
     return SeedSummary(mean=float(np.mean(x)), std=std, n=int(x.size), values=tuple(float(v) for v in x))
 
 
+def seed_interval(values: Sequence[float], confidence: float = 0.95) -> tuple[float, float] | None:
+    """Student-t interval of the mean of per-seed values (None for fewer than 2): the spread over
+    the seeds given, e.g. fine-tuning seeds of one pretrained model (not over pretraining draws)."""
+    from scipy.stats import t  # lazy: scipy.stats takes a second to import
+
+    x = np.asarray(list(values), dtype=np.float64)
+    if x.size < 2:
+        return None
+    half = float(t.ppf(0.5 + confidence / 2, x.size - 1) * np.std(x, ddof=1) / math.sqrt(x.size))
+    return float(x.mean()) - half, float(x.mean()) + half
+
+
 # --------------------------------------------------------------------------- rankings
 
 
@@ -450,6 +482,6 @@ def _rank_sentence(metric, a, b, vocabs, tau, p, rankings) -> str:
 
 __all__ = [
     "BETTER", "WORSE", "INDISTINGUISHABLE", "VERDICTS", "SumStatistic", "MEAN", "MICRO_F1", "MACRO_F1",
-    "PEARSON", "accuracy_stats", "entity_stats", "class_stats", "pearson_stats", "verdict", "PairedBootstrap",
-    "paired_bootstrap", "pool_seeds", "SeedSummary", "summarize_seeds", "RankAgreement", "rank_agreement",
+    "PEARSON", "WEIGHTED_F1", "accuracy_stats", "entity_stats", "class_stats", "pearson_stats", "verdict", "PairedBootstrap",
+    "paired_bootstrap", "pool_seeds", "SeedSummary", "seed_interval", "summarize_seeds", "RankAgreement", "rank_agreement",
 ]

@@ -1,6 +1,7 @@
-"""The statistics of an ablation: each candidate against the reference and each arm against
-its floors (paired bootstrap over test examples pooled across seeds), rank agreement between
-sizes, and the verdict sentences written from those numbers."""
+"""The statistics of an ablation: each candidate against the reference (or every pair of arms,
+``pairs="all"``), each arm against its floors and against its task's trivial baseline (paired
+bootstrap over test examples pooled across seeds), the tasks where no arm beats that baseline
+("no signal"), rank agreement between sizes, and the verdict sentences written from those numbers."""
 
 from __future__ import annotations
 
@@ -14,8 +15,10 @@ from biotok_train import stats as S
 from biotok_train.ablate.grid import Grid, evaluate_key, pretrain_key
 from biotok_train.ablate.plan import MLM, ArmResult, Leg, comparison_pairs, decode, floor_name
 from biotok_train.config import BASE_SIZE, AblationConfig
+from biotok_train.tasks.examples import targets
 
 MEAN_METRICS = ("accuracy", "hamming_score", "exact_match_ratio")  # means of per-example scores
+WEIGHTED_METRICS = ("weighted_f1", "weighted_f1_multilabel")  # sklearn's weighted F1: sums of per-label counts
 
 
 @dataclass
@@ -48,6 +51,18 @@ class Results:
         return {t: {"name": spec.name if spec is not None else getattr(self.datasets[t], "name", t), "type": kind,
                     "metric": head.metric, "n_test": len(self.datasets[t].test)}
                 for t, (spec, kind, head) in self.task_objs.items()}
+
+    @functools.cached_property
+    def baselines(self) -> dict:
+        """task key -> its trivial baseline (:func:`biotok_train.tasks.baseline.trivial_baseline`)."""
+        from biotok_train.tasks.baseline import trivial_baseline  # lazy: one use
+
+        return {t: trivial_baseline(self.datasets[t], self.task_objs[t][0]) for t in self.datasets}
+
+    @functools.cached_property
+    def row_cache(self) -> dict:
+        """The bootstrap rows of each set of runs, made once (:func:`_task_rows`)."""
+        return {}
 
     @functools.cached_property
     def word_floor(self) -> tuple[str, tuple[float, ...]]:
@@ -116,12 +131,21 @@ def arm_results(res: Results) -> list[ArmResult]:
 
 
 def _task_rows(res: Results, task: str, runs: dict[str, dict]):
-    """Per-example rows of each run for the bootstrap, and the statistic: {run: rows}, metric."""
+    """Per-example rows of each run for the bootstrap, and the statistic: {run: rows}, metric
+    (made once per set of runs: the comparisons, floors, baselines and curve share them)."""
+    key = (task, tuple((k, id(r)) for k, r in sorted(runs.items())))
+    if key not in res.row_cache:
+        preds = {k: decode(r["predictions"]) for k, r in runs.items()}
+        res.row_cache[key] = (_rows(res, task, preds, {k: r["score"] for k, r in runs.items()},
+                                    next(iter(runs.values()))["labels"]), runs)  # runs kept: their ids stay theirs
+    return res.row_cache[key][0]
+
+
+def _rows(res: Results, task: str, preds: dict[str, list], scores: dict[str, float], labels: list):
+    """:func:`_task_rows` of decoded predictions ``preds`` whose head scores are ``scores``."""
     test = list(res.datasets[task].test)
     _, kind, head = res.task_objs[task]
     metric = head.metric
-    preds = {k: decode(r["predictions"]) for k, r in runs.items()}
-    labels = next(iter(runs.values()))["labels"]
 
     def score(items):  # any task: its own scorer on the resampled (example, prediction) pairs
         return head.score([e for e, _ in items], [p for _, p in items], labels).metrics[metric]
@@ -129,17 +153,32 @@ def _task_rows(res: Results, task: str, runs: dict[str, dict]):
     score.__name__ = metric
 
     def agrees(rows: dict, statistic) -> bool:  # a fast path must give the head's own number
-        return all(math.isclose(statistic(rows[k]), runs[k]["score"], abs_tol=1e-9) for k in rows)
+        return all(math.isclose(statistic(rows[k]), scores[k], abs_tol=1e-9) for k in rows)
 
     if kind == "ner" and all(hasattr(e, "tags") for e in test):  # strict IOB2 entity F1 from per-sentence counts
         gold = [list(e.tags) for e in test]
         rows = {k: S.entity_stats(gold, p) for k, p in preds.items()}
         if agrees(rows, S.MICRO_F1):
             return rows, S.MICRO_F1
-    elif metric in MEAN_METRICS:  # a mean of per-example scores
-        rows = {k: S.accuracy_stats([score([(e, q)]) for e, q in zip(test, p)]) for k, p in preds.items()}
+    elif metric in MEAN_METRICS:  # a mean of per-example scores (the metric itself on each example)
+        from biotok_train.scores import compute  # lazy: one use
+
+        gold = targets(kind, test)
+        one = (lambda g, q: float(g == q)) if metric == "accuracy" else (  # noqa: E731 (accuracy: no sklearn per row)
+            lambda g, q: compute(metric, [g], [q]).value)
+        rows = {k: S.accuracy_stats([one(g, q) for g, q in zip(gold, p)]) for k, p in preds.items()}
         if agrees(rows, S.MEAN):
             return rows, S.MEAN
+    elif metric in WEIGHTED_METRICS:  # per-label (tp, fp, fn) of each example: one matrix product per resample
+        gold = targets(kind, test)
+        fixed = dict(res.task_objs[task][0].metric_options).get("labels") if res.task_objs[task][0] else None
+        if metric == "weighted_f1":  # single-label, compared as strings (scores.weighted_f1)
+            gold, preds = [str(g) for g in gold], {k: [str(q) for q in p] for k, p in preds.items()}
+        flat = (lambda xs: [x for t in xs for x in t]) if kind == "multilabel" else list  # noqa: E731
+        names = list(fixed) if fixed else sorted({*flat(gold), *(x for p in preds.values() for x in flat(p))})
+        rows = {k: S.class_stats(gold, p, names) for k, p in preds.items()}
+        if agrees(rows, S.WEIGHTED_F1):
+            return rows, S.WEIGHTED_F1
     return {k: list(zip(test, p)) for k, p in preds.items()}, score
 
 
@@ -167,14 +206,26 @@ def _mlm_floor_rows(res: Results, size: str, name: str, hits: Sequence[float]):
     return {str(p): S.accuracy_stats([hits[i] for i in words]) for p in r}, arm
 
 
+def arm_pairs(legs: Sequence[Leg], which: str = "reference") -> list[tuple[str, str]]:
+    """(reference, candidate) pairs the report compares: ``reference``,
+    :func:`~biotok_train.ablate.plan.comparison_pairs` (every arm against the first, and a base's
+    own pairs); ``all``, those then every other pair of arms, the earlier arm as reference."""
+    pairs = comparison_pairs(legs)
+    if which == "all":
+        seen = {frozenset(p) for p in pairs}
+        pairs += [(a.name, b.name) for i, a in enumerate(legs) for b in legs[i + 1:]
+                  if frozenset((a.name, b.name)) not in seen]
+    return pairs
+
+
 def compute_statistics(res: Results, arms: list[ArmResult]) -> tuple[list, list, list, list]:
-    """(comparisons of each pair of arms (:func:`~biotok_train.ablate.plan.comparison_pairs`),
+    """(comparisons of each pair of arms (:func:`arm_pairs` of the recipe's ``pairs``),
     arm-vs-floor checks, rank agreements across sizes, masked-word top-1 of each pretrained arm
     against always answering the most frequent word)."""
     cfg = res.cfg
     comparisons, floors, mlm_floors = [], [], []
     names = [leg.name for leg in res.legs]
-    pairs = comparison_pairs(res.legs)
+    pairs = arm_pairs(res.legs, cfg.pairs)
     pretrained = {leg.name for leg in res.legs if leg.pretrained}
     word, hits = res.word_floor
     for size in cfg.sizes:
@@ -199,6 +250,59 @@ def compute_statistics(res: Results, arms: list[ArmResult]) -> tuple[list, list,
                 floors.append({"size": size, "task": task, "arm": leg.name, **b.to_dict(),
                                "beats_floor": b.verdict == S.BETTER})
     return comparisons, floors, _rankings(res, arms, names), mlm_floors
+
+
+def _baseline_rows(res: Results, task: str, runs: dict[str, dict]):
+    """The bootstrap rows of the task's trivial baseline paired with ``runs`` (the same constant
+    answer under every run's key)."""
+    b, data = res.baselines[task], res.datasets[task]
+    kind = res.task_objs[task][1]
+    one = tuple(b.prediction) if isinstance(b.prediction, list) else b.prediction
+    pred = [["O"] * len(e.tags) for e in data.test] if kind == "ner" else [one] * len(data.test)
+    key = ("baseline", task, tuple(sorted(runs)))
+    if key not in res.row_cache:
+        labels = next(iter(runs.values()))["labels"]
+        res.row_cache[key] = (_rows(res, task, {k: pred for k in runs}, {k: b.test for k in runs}, labels), None)
+    return res.row_cache[key][0]
+
+
+def baseline_checks(res: Results) -> tuple[dict, list[dict], list[dict]]:
+    """(each task's trivial baseline, each arm against it (paired bootstrap, ``beats_baseline``
+    when better), the tasks where no arm beats it at a size: "no signal")."""
+    cfg = res.cfg
+    checks, silent = [], []
+    for size in cfg.sizes:
+        for task in cfg.tasks:
+            metric = res.task_objs[task][2].metric
+            rows = {leg.name: _task_rows(res, task, res.runs(size, leg.name, task)) for leg in res.legs}
+            for leg in res.legs:
+                runs = res.runs(size, leg.name, task)
+                base, stat = _baseline_rows(res, task, runs)
+                b = _bootstrap(base, rows[leg.name][0], stat, cfg, metric)
+                checks.append({"size": size, "task": task, "arm": leg.name, **b.to_dict(),
+                               "beats_baseline": b.verdict == S.BETTER})
+            mine = [c for c in checks if c["size"] == size and c["task"] == task]
+            if not any(c["beats_baseline"] for c in mine):
+                silent.append({"size": size, "task": task, "baseline": res.baselines[task].test,
+                               "best_arm": max(mine, key=lambda c: c["candidate"])["arm"],
+                               "best": max(c["candidate"] for c in mine)})
+    return {t: b.to_dict() for t, b in res.baselines.items()}, checks, silent
+
+
+def no_signal_sentences(tasks: dict, baselines: dict, checks: Sequence[dict], silent: Sequence[dict],
+                        cfg: AblationConfig) -> list[str]:
+    """One sentence per task and size where no arm beats the trivial baseline, from the numbers."""
+    out = []
+    for s in silent:
+        mine = [c for c in checks if c["size"] == s["size"] and c["task"] == s["task"]]
+        b = baselines[s["task"]]
+        best = max(mine, key=lambda c: c["candidate"])
+        out.append(f"{at_size(s['size'])}, {metric_label(tasks, s['task'])} carries no signal: no arm beats its "
+                   f"trivial baseline ({b['rule']}: {b['test']:.3f} on test); the best arm, {best['arm']}, scores "
+                   f"{best['candidate']:.3f} ({best['difference']:+.3f} [{best['low']:+.3f}, {best['high']:+.3f}], "
+                   f"{cfg.confidence:.0%} paired bootstrap), so the verdicts on that task say nothing about the "
+                   "vocabularies and it is left out of the prediction test's Kendall τ (biotok_train.predict).")
+    return out
 
 
 def _rankings(res: Results, arms: list[ArmResult], names: list[str]) -> list[dict]:

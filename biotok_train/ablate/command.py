@@ -18,7 +18,7 @@ from pathlib import Path
 import click
 
 from biotok.cli.options import GreedyOption, data_dir_option, default_of, field_option, quiet_option
-from biotok_train.config import ENGINES, TRANSFER_METHODS, AblationConfig, EngineConfig, FinetuneConfig, OptimConfig
+from biotok_train.config import ENGINES, PAIRS, TRANSFER_METHODS, AblationConfig, EngineConfig, FinetuneConfig, OptimConfig
 
 # Options that set a field of the fine-tuning recipe (AblationConfig.finetune), by field name
 # (the lr is a field of its optimizer).
@@ -117,6 +117,9 @@ OPTIONS = (
     click.option("--confidence", type=float, default=_ab("confidence"), show_default=True,
                  help="Level of the bootstrap intervals."),
     click.option("--no-floor", is_flag=True, help="Skip the random-init floors."),
+    click.option("--pairs", type=click.Choice(PAIRS), default=_ab("pairs"), show_default=True,
+                 help="Which arms the report compares: 'reference' (each with the first arm) or 'all' (every pair, "
+                      "in one pass). Analysis only: no job changes."),
     click.option("--probe", type=int, default=_ab("probe"), show_default=True, metavar="STEPS",
                  help="Also a causal-LM probe of each vocabulary (biotok-train probe): bits per character of the "
                       "held-out lines after STEPS steps per pretraining seed, and whether it ranks the vocabularies as "

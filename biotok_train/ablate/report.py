@@ -11,7 +11,7 @@ from typing import Sequence
 from biotok.io import versions_sentence
 from biotok.output import atomic_file
 from biotok_train import stats as S
-from biotok_train.ablate.analysis import Results, at_size, curve, metric_label
+from biotok_train.ablate.analysis import Results, at_size, baseline_checks, curve, metric_label, no_signal_sentences
 from biotok_train.ablate.command import command_line
 from biotok_train.ablate.graph import write_json
 from biotok_train.ablate.plan import MLM, ArmResult
@@ -42,6 +42,9 @@ class AblationReport:
     heldout_curve: list = field(default_factory=list)  # each pretrained arm's held-out [MASK] numbers after k steps
     heldout_curve_gaps: list = field(default_factory=list)  # [MASK] loss of one arm minus another of its vocabulary
     curve_png: Path | None = None  # heldout_curve.png: the gap to the unigram floor against token positions
+    baselines: dict = field(default_factory=dict)  # task key -> its trivial baseline (TrivialBaseline.to_dict())
+    baseline_checks: list = field(default_factory=list)  # arm vs its task's trivial baseline, per size and task
+    no_signal: list = field(default_factory=list)  # {size, task, ...} where no arm beats the trivial baseline
 
     def arm(self, size: str, name: str) -> ArmResult:
         return next(a for a in self.arms if a.size == size and a.name == name)
@@ -69,11 +72,13 @@ def write_report(res: Results, arms: list[ArmResult], comparisons: list[dict], f
     names = [leg.name for leg in res.legs]
     points, gaps = curve(res)
     held, held_gaps = heldout_curve(res), heldout_curve_gaps(res)
-    sentences = [*sentences, *curve_plateau_sentences(held, cfg.budget, len(cfg.sizes) > 1),
+    baselines, checks, silent = baseline_checks(res)
+    sentences = [*sentences, *no_signal_sentences(tasks, baselines, checks, silent, cfg),
+                 *curve_plateau_sentences(held, cfg.budget, len(cfg.sizes) > 1),
                  *heldout_gap_sentences(held_gaps, len(cfg.sizes) > 1), *catch_up_sentences(gaps, res)]
     cost = cost_summary(res)
     md = format_report(cfg, tasks, arms, comparisons, floors, rankings, sentences, names, out, mlm_floors,
-                       probe_rankings, points, gaps, cost, held, held_gaps)
+                       probe_rankings, points, gaps, cost, held, held_gaps, (baselines, checks, silent))
     with atomic_file(out / "ablation.md", force=True) as tmp:
         tmp.write_text(md, encoding="utf-8")
     write_json(out / "ablation.json", {
@@ -81,14 +86,36 @@ def write_report(res: Results, arms: list[ArmResult], comparisons: list[dict], f
         "command": command_line(cfg, out), "versions": versions_line(), "tasks": tasks,
         "arms": [asdict(a) for a in arms], "comparisons": comparisons, "floors": floors, "mlm_floors": mlm_floors,
         "rankings": rankings, "probe_rankings": list(probe_rankings), "curve": points, "curve_gaps": gaps,
-        "heldout_curve": held, "heldout_curve_gaps": held_gaps, "verdicts": sentences,
+        "heldout_curve": held, "heldout_curve_gaps": held_gaps, "verdicts": sentences, "pairs": cfg.pairs,
+        "baselines": baselines, "baseline_checks": checks, "no_signal": silent,
+        "per_pretrain_seed": per_pretrain_seed(res),
     }, indent=2)
     write_json(out / "costs.json", cost, indent=2)
     png = plot(cfg, tasks, arms, comparisons, names, out / "ablation.png", mlm_floors)
     curve_png = plot_heldout_curve(cfg, held, out / CURVE_PNG)
     return AblationReport(cfg, arms, tasks, comparisons, floors, rankings, sentences, md, out / "ablation.md",
                           out / "ablation.json", png, mlm_floors, list(probe_rankings), points, gaps, cost, held,
-                          held_gaps, curve_png)
+                          held_gaps, curve_png, baselines, checks, silent)
+
+
+def per_pretrain_seed(res: Results) -> list[dict]:
+    """Each arm's test score per task and pretraining seed: mean ± std over the fine-tuning seeds
+    with its t-interval (the spread of fine-tuning only: one pretraining seed is one draw of the
+    pretraining)."""
+    cfg, out = res.cfg, []
+    for size in cfg.sizes:
+        for leg in res.legs:
+            for task in cfg.tasks:
+                runs = res.runs(size, leg.name, task)
+                for p in cfg.pretrain_seeds:
+                    values = [runs[f"p{p}-f{f}"]["score"] for f in cfg.seeds if f"p{p}-f{f}" in runs]
+                    if not values:
+                        continue
+                    ci = S.seed_interval(values, cfg.confidence)
+                    out.append({"size": size, "arm": leg.name, "task": task, "pretrain_seed": p,
+                                **S.summarize_seeds(values).to_dict(),
+                                "low": ci[0] if ci else None, "high": ci[1] if ci else None})
+    return out
 
 
 def cost_summary(res: Results) -> dict:
@@ -143,12 +170,18 @@ def format_report(cfg: AblationConfig, tasks: dict, arms: list[ArmResult], compa
                   floors: list[dict], rankings: list[dict], sentences: list[str], names: list[str],
                   out: str | os.PathLike[str], mlm_floors: Sequence[dict] = (),
                   probe_rankings: Sequence[dict] = (), points: Sequence[dict] = (), gaps: Sequence[dict] = (),
-                  cost: dict | None = None, held: Sequence[dict] = (), held_gaps: Sequence[dict] = ()) -> str:
-    """ablation.md: budgets, results with intervals and verdicts, floors, plateau, curve, probe,
-    rankings, verdicts, costs, command."""
+                  cost: dict | None = None, held: Sequence[dict] = (), held_gaps: Sequence[dict] = (),
+                  baselines: tuple = ({}, [], [])) -> str:
+    """ablation.md: budgets, results with intervals and verdicts (every pair with ``pairs="all"``),
+    trivial baselines, floors, plateau, curve, probe, rankings, verdicts, costs, command.
+    ``baselines``: (trivial baselines, arm-vs-baseline checks, no-signal tasks) of :func:`baseline_checks`."""
     lines = ["# Vocabulary ablation", "", _intro(cfg, names), "", *_budget_section(cfg, arms)]
     for size in cfg.sizes:
-        lines += _results_section(cfg, tasks, arms, comparisons, floors, names, size, mlm_floors)
+        lines += _results_section(cfg, tasks, arms, comparisons, floors, names, size, mlm_floors, baselines)
+    if cfg.pairs == "all" and len(names) > 2:
+        lines += _all_pairs_section(cfg, tasks, comparisons)
+    if baselines[0]:
+        lines += _baselines_section(cfg, tasks, *baselines)
     if floors or mlm_floors:
         lines += _floors_section(cfg, tasks, arms, floors, mlm_floors)
     if any(a.heldout_mlm for a in arms):
@@ -354,15 +387,21 @@ def _probe_section(cfg: AblationConfig, arms: list[ArmResult], probe_rankings: S
 
 
 def _results_section(cfg: AblationConfig, tasks: dict, arms: list[ArmResult], comparisons: list[dict],
-                     floors: list[dict], names: list[str], size: str, mlm_floors: Sequence[dict]) -> list[str]:
-    """One size's table: each arm's mean ± std per metric, with its Δ against the reference and verdict."""
+                     floors: list[dict], names: list[str], size: str, mlm_floors: Sequence[dict],
+                     baselines: tuple = ({}, [], [])) -> list[str]:
+    """One size's table: each arm's mean ± std per metric, with its Δ against the reference and
+    verdict; the last row each task's trivial baseline (no model), its metric marked "no signal"
+    where no arm beats it."""
     keys = [MLM, *cfg.tasks]
+    silent = {s["task"] for s in baselines[2] if s["size"] == size}
     lines = ["", f"## Results {at_size(size).lower()}", "",
              f"Mean ± std over seeds; Δ: candidate minus {names[0]}, with its {cfg.confidence:.0%} paired bootstrap "
-             f"interval over test examples pooled across seeds, and the verdict.", ""]
+             f"interval over test examples pooled across seeds, and the verdict."
+             + (" Last row: each task's trivial baseline (the best constant answer, chosen on train; no model); "
+                "**no signal**: no arm beats it." if baselines[0] else ""), ""]
     head = [_columns(cfg)[1]]
     for k in keys:
-        head += [metric_label(tasks, k), "Δ [CI]", "verdict"]
+        head += [metric_label(tasks, k) + (" (**no signal**)" if k in silent else ""), "Δ [CI]", "verdict"]
     lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for n in names:
         a = next(x for x in arms if x.size == size and x.name == n)
@@ -382,6 +421,56 @@ def _results_section(cfg: AblationConfig, tasks: dict, arms: list[ArmResult], co
             else:
                 cells += [f"{c['difference']:+.3f} [{c['low']:+.3f}, {c['high']:+.3f}]", f"**{c['verdict']}**"]
         lines.append("| " + " | ".join(cells) + " |")
+    if baselines[0]:
+        cells = ["trivial baseline", "—", "", ""]
+        for k in cfg.tasks:
+            cells += [f"{baselines[0][k]['test']:.3f}", "", ""]
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+def _all_pairs_section(cfg: AblationConfig, tasks: dict, comparisons: list[dict]) -> list[str]:
+    """Every pair of arms on every metric, compactly: candidate − reference [CI] and the verdict
+    (better / worse / ≈) per size and metric."""
+    sized = len(cfg.sizes) > 1
+    keys = [k for k in (MLM, *cfg.tasks) if any(c["task"] == k for c in comparisons)]
+    pairs = list(dict.fromkeys((c["reference_arm"], c["candidate_arm"]) for c in comparisons))
+    lines = ["", "## Every pair", "",
+             f"Candidate minus reference with its {cfg.confidence:.0%} paired bootstrap interval (test examples "
+             "pooled across seeds; masked words for MLM top-1); ≈: the interval holds 0.", "",
+             "| " + ("size | " if sized else "") + "candidate − reference | "
+             + " | ".join(metric_label(tasks, k) for k in keys) + " |",
+             "|" + ("---|" if sized else "") + "---|" + "---|" * len(keys)]
+    for size in cfg.sizes:
+        for ref, cand in pairs:
+            cells = []
+            for k in keys:
+                c = next((c for c in comparisons if c["size"] == size and c["task"] == k
+                          and c["reference_arm"] == ref and c["candidate_arm"] == cand), None)
+                cells.append("" if c is None else f"{c['difference']:+.3f} [{c['low']:+.3f}, {c['high']:+.3f}] "
+                             + ("≈" if c["verdict"] == S.INDISTINGUISHABLE else c["verdict"]))
+            lines.append("| " + (f"{size} | " if sized else "") + f"{cand} − {ref} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def _baselines_section(cfg: AblationConfig, tasks: dict, baselines: dict, checks: list[dict],
+                       silent: list[dict]) -> list[str]:
+    """Each task's trivial baseline (rule, dev and test scores) and which arms beat it."""
+    lines = ["", "## Trivial baselines", "",
+             "The best constant answer of each task, chosen on its train split with the task's own metric and "
+             "scored with it (no model): the number an arm must beat before its score means anything. Beaten: "
+             f"the arm's {cfg.confidence:.0%} paired bootstrap interval over test examples (seeds pooled) lies above "
+             "it.", "", "| size | task | trivial answer | dev | test | arms that beat it | signal |",
+             "|---|---|---|---:|---:|---|---|"]
+    for size in cfg.sizes:
+        for t in cfg.tasks:
+            b = baselines[t]
+            beat = [c["arm"] for c in checks if c["size"] == size and c["task"] == t and c["beats_baseline"]]
+            n = sum(1 for c in checks if c["size"] == size and c["task"] == t)
+            quiet = any(s["size"] == size and s["task"] == t for s in silent)
+            lines.append(f"| {size} | {metric_label(tasks, t)} | {b['rule']} | {b['dev']:.3f} | {b['test']:.3f} | "
+                         f"{len(beat)} of {n}" + (f" ({', '.join(beat)})" if beat else "") + " | "
+                         + ("**no signal**" if quiet else "yes") + " |")
     return lines
 
 

@@ -45,8 +45,8 @@ task_options = stack(
     click.option("--train-fraction", type=float, default=_FT.train_fraction, show_default=True,
                  help="Share of the training examples used (few-shot curves; a fixed subset)."),
     click.option("--threshold", type=float, default=_FT.threshold,
-                 help="Sigmoid threshold of multi-label / multiple-choice decisions [default: the task's, "
-                 "0.70 MORFITT, else 0.5]."),
+                 help="Sigmoid threshold of multi-label / multiple-choice decisions [default: the task's: chosen "
+                 "on dev for MORFITT, else 0.5]."),
 )
 
 cache_option = click.option(

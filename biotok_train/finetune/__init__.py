@@ -62,8 +62,10 @@ def make_head(task_type: str, config: FinetuneConfig = FinetuneConfig(), spec: T
         return NerTask(config.scheme, metric)
     if task_type == "relation":
         return RelationTask(config.relation_input, metric)
+    if task_type == "multilabel" and threshold == "dev":  # chosen on dev from the grid
+        return MultiLabelTask(DEFAULT_THRESHOLD, metric, grid=config.threshold_grid)
     if task_type in ("multilabel", "mcq"):
-        return HEADS[task_type](threshold, metric)
+        return HEADS[task_type](DEFAULT_THRESHOLD if threshold == "dev" else threshold, metric)
     return HEADS[task_type](metric)
 
 
@@ -83,7 +85,8 @@ def task_info(spec: TaskSpec | None, task_type: str, config: FinetuneConfig) -> 
     if task_type == "relation":
         info["relation_input"] = config.relation_input
     if task_type in ("multilabel", "mcq"):
-        info["threshold"] = getattr(make_head(task_type, config, spec), "threshold")
+        head = make_head(task_type, config, spec)
+        info["threshold"] = "dev" if getattr(head, "grid", ()) else getattr(head, "threshold")
     if config.train_fraction < 1:
         info["train_fraction"] = config.train_fraction
     return info
@@ -151,8 +154,10 @@ def run(model: str | os.PathLike[str], spec: TaskSpec | None, data: TaskData, ta
         results = [r if r is keep else _without_model(r) for r in results]  # one model in memory at most
     best = max(results, key=lambda r: r.dev_score)  # the first of equal ones: the grid's order
     search = [{"lr": r.config.optim.lr, f"dev_{r.dev_metric}": r.dev_score, "best_epoch": r.best_epoch} for r in results]
-    best = dataclasses.replace(best, lr_search=search if len(results) > 1 else [],
-                               task_info=task_info(spec, task_type, config))
+    info = task_info(spec, task_type, config)
+    if info.get("threshold") == "dev":  # the threshold the best run chose on dev
+        info.update(threshold=best.metrics["threshold"], threshold_from="dev")
+    best = dataclasses.replace(best, lr_search=search if len(results) > 1 else [], task_info=info)
     if out is not None:
         write_results(best, make_head(task_type, best.config, spec), data.test, best.predictions, out, force=force)
     return best

@@ -10,7 +10,9 @@ A task (NER, sentence classification, ...) is a small object with hooks: which m
 which labels, how to encode examples into features, collate features into a batch, decode the
 model's logits into predictions, score them and write them. See :class:`Task`. Optional hooks:
 ``setup(tok, model)`` (e.g. add entity-marker tokens), ``loss(logits, labels)`` (a loss of the
-task's own instead of the head's, e.g. binary decisions over multiple-choice options).
+task's own instead of the head's, e.g. binary decisions over multiple-choice options),
+``tune(examples, features, logits, labels)`` (called with each dev pass's logits before decoding:
+a decision threshold chosen on dev).
 """
 
 from __future__ import annotations
@@ -229,11 +231,14 @@ class _Run:
         return run
 
     def evaluate(self, split: str) -> tuple[list, float]:
-        """Predictions and mean loss on ``split`` (its features encoded once, at the start)."""
-        examples = getattr(self.dataset, split)
+        """Predictions and mean loss on ``split`` (its features encoded once, at the start). On
+        dev a task with a ``tune`` hook (a threshold chosen on dev) first tunes on the logits."""
+        examples, features = getattr(self.dataset, split), self.features[split]
         batch = self.config.batch_size * EVAL_BATCH_FACTOR
-        return _evaluate(self.model, self.task, examples, self.features[split], self.labels,
-                         frame_ids(self.tok)[2], batch, bf16=self.config.bf16)
+        logits, loss = _logits(self.model, self.task, features, frame_ids(self.tok)[2], batch, bf16=self.config.bf16)
+        if split == "dev" and hasattr(self.task, "tune"):
+            self.task.tune(examples, features, logits, self.labels)
+        return self.task.decode(examples, features, logits, self.labels), loss
 
     def train(self, shown: Progress) -> None:
         """Epochs of length-grouped batches, dev scored after each, until early stopping or the step cap."""
@@ -298,6 +303,8 @@ class _Run:
     def finish(self, model_path, seconds: float) -> FinetuneResult:
         """The best dev state restored and scored on test."""
         self.best.restore(self.model)
+        if getattr(self.task, "grid", ()):  # a threshold chosen on dev: tuned again on the best epoch's state
+            self.evaluate("dev")
         test_pred, _ = self.evaluate("test")
         scores = self.task.score(self.dataset.test, test_pred, self.labels)
         return FinetuneResult(
@@ -433,9 +440,15 @@ def predict(model, task: Task, tok: BiotokTokenizer, examples: Sequence, labels:
 
 def _evaluate(model, task: Task, examples: Sequence, features: list, labels: list[str], pad: int,
               batch_size: int, bf16: bool = True) -> tuple[list, float]:
-    """Predictions and mean loss (per feature) under ``torch.inference_mode``, in batches of
-    similar lengths (sorted, longest first; padding to each batch's longest only), the logits put
-    back in the features' order for :meth:`Task.decode`."""
+    """Predictions and mean loss (per feature) of :func:`_logits`, decoded by the task."""
+    logits, loss = _logits(model, task, features, pad, batch_size, bf16)
+    return task.decode(examples, features, logits, labels), loss
+
+
+def _logits(model, task: Task, features: list, pad: int, batch_size: int, bf16: bool = True) -> tuple[list, float]:
+    """Logits (one CPU float tensor per feature) and mean loss (per feature) under
+    ``torch.inference_mode``, in batches of similar lengths (sorted, longest first; padding to each
+    batch's longest only), the logits put back in the features' order for :meth:`Task.decode`."""
     import torch
 
     from biotok_train.precision import autocast  # lazy: imports torch
@@ -453,7 +466,7 @@ def _evaluate(model, task: Task, examples: Sequence, features: list, labels: lis
             total += float(loss) * len(sel)
             for i, row in zip(sel, out.float().cpu().unbind(0)):
                 logits[i] = row
-    return task.decode(examples, features, logits, labels), total / max(1, len(features))
+    return logits, total / max(1, len(features))
 
 
 MARKER = "results.json"  # the file that makes a folder fine-tuning results (--force replaces only those)

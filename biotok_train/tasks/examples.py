@@ -200,7 +200,8 @@ class TaskSpec:
     () when it comes from the data (entity types). ``family``: the group the suite score
     averages within (BLURB's task types). ``metric_options``: fixed keyword arguments of the
     metric (the negative class of ChemProt, the label list of HoC, ...). ``threshold``: the
-    sigmoid threshold of a multi-label task's decisions when it has its own (MORFITT: 0.70).
+    sigmoid threshold of a multi-label task's decisions when it has its own, or ``"dev"``: chosen
+    on dev from :attr:`~biotok_train.config.FinetuneConfig.threshold_grid` (MORFITT).
     ``nested``: how nested entities were made one layer, for sets that have them (QUAERO, Mantra).
     """
 
@@ -213,7 +214,7 @@ class TaskSpec:
     family: str = ""
     metric_options: tuple[tuple[str, Any], ...] = ()
     description: str = ""
-    threshold: float | None = None
+    threshold: float | str | None = None  # a number, "dev" (chosen on dev) or None (the head's default)
     nested: str = ""  # nested entities flattened: "outermost" (biotok) or "drbenchmark"
 
     def __post_init__(self) -> None:
@@ -223,6 +224,8 @@ class TaskSpec:
             raise DataError(f"task {self.name!r}: unknown metric {self.metric!r}")
         if self.suite is not None and self.suite not in SUITES:
             raise DataError(f"task {self.name!r}: unknown suite {self.suite!r}")
+        if isinstance(self.threshold, str) and self.threshold != "dev":
+            raise DataError(f"task {self.name!r}: threshold {self.threshold!r} is a number or 'dev'")
         if self.family and self.family not in FAMILIES:
             raise DataError(f"task {self.name!r}: unknown family {self.family!r}")
 

@@ -3,6 +3,7 @@ and a tiny real run end to end (slow)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import asdict
 from pathlib import Path
@@ -479,3 +480,49 @@ def test_word_floor_is_the_most_frequent_word(tmp_path):
     assert len(hits) == len(samples) == 8
     (tmp_path / "empty.txt").write_text("12 34\n", encoding="utf-8")
     assert word_floor(tmp_path / "empty.txt", samples) == ("", (0.0,) * 8)
+
+
+def test_every_pair_trivial_baselines_and_no_signal(tmp_path, sample_corpus, tiny_unigram, tiny_wordpiece, monkeypatch):
+    """pairs="all" compares every pair of arms in one pass and keys no job differently; each task
+    has its trivial baseline (NER: all O, entity F1 0) and, where no arm beats it, "no signal"."""
+    import shutil
+
+    task = _bio_task(tmp_path / "task")
+    third = tmp_path / "uni2"
+    shutil.copytree(tiny_unigram, third)
+    toks = (str(tiny_unigram), str(tiny_wordpiece), str(third))
+    cfg = AblationConfig(tokenizers=toks, corpus=(str(sample_corpus),), tasks=(str(task),), sizes=("tiny", "small"),
+                         seeds=(0, 1), n_words=40, n_resamples=300, floor=False, pairs="all")
+    a, b, c = leg_names(toks)
+    never, some = (lambda i, f: False), (lambda i, f: i % 2 == 0)
+    skill = {("tiny", a): never, ("tiny", b): never, ("tiny", c): never,  # tiny: every arm tags nothing
+             ("small", a): some, ("small", b): lambda i, f: True, ("small", c): some}
+    mlm = {(s, n): [1] * 20 + [0] * 20 for s in ("tiny", "small") for n in (a, b, c)}
+    ran = _fake_ablation(monkeypatch, cfg, skill, {}, mlm)
+    report = run_ablation(cfg, tmp_path / "out", progress=False)
+    pairs = {(x["size"], x["task"], x["reference_arm"], x["candidate_arm"]) for x in report.comparisons}
+    assert pairs == {(s, t, r, k) for s in ("tiny", "small") for t in ("mlm", str(task))
+                     for r, k in ((a, b), (a, c), (b, c))}
+    base = report.baselines[str(task)]
+    assert base["test"] == 0.0 and base["rule"] == "every word O (no entity)"
+    beats = {(x["size"], x["arm"]): x["beats_baseline"] for x in report.baseline_checks}
+    assert beats == {("tiny", a): False, ("tiny", b): False, ("tiny", c): False,
+                     ("small", a): True, ("small", b): True, ("small", c): True}
+    assert [(s["size"], s["task"]) for s in report.no_signal] == [("tiny", str(task))]
+    md = report.markdown
+    assert "## Every pair" in md and f"| {c} − {b} |" in md and "## Trivial baselines" in md
+    assert "(**no signal**)" in md and "| trivial baseline | — |" in md
+    assert any(s.startswith("At size tiny, ") and "carries no signal: no arm beats its trivial baseline (every word O "
+               "(no entity): 0.000 on test)" in s for s in report.sentences)
+    data = json.loads(report.json_path.read_text(encoding="utf-8"))
+    assert data["pairs"] == "all" and data["no_signal"] == report.no_signal and len(data["per_pretrain_seed"]) == 6
+    # the reference pairs only, on the same folder: no job runs again, the shared comparisons are the same numbers
+    ran.clear()
+    ref_only = run_ablation(dataclasses.replace(cfg, pairs="reference"), tmp_path / "out", progress=False)
+    assert ran == []
+    assert {(x["reference_arm"], x["candidate_arm"]) for x in ref_only.comparisons} == {(a, b), (a, c)}
+    same = [x for x in report.comparisons if x["reference_arm"] == a]
+    assert sorted(ref_only.comparisons, key=str) == sorted(same, key=str)
+    assert "## Every pair" not in ref_only.markdown
+    with pytest.raises(ConfigError, match="--pairs 'some'"):
+        AblationConfig(tokenizers=("x",), corpus=("c",), pairs="some")

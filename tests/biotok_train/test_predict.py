@@ -180,3 +180,22 @@ def test_intrinsic_metrics_on_the_heldout_and_pieces_of_the_pretraining_text(tmp
     words = sum(len(line.split()) for line in sample_lines[20:60])
     assert all(m[n]["pretrain_pieces"] >= words * 0.9 for n in m)  # at least about a piece a word
     assert m["uni"]["pretrain_pieces"] != m["wp"]["pretrain_pieces"]
+
+
+def test_a_task_without_signal_has_no_ranking_and_stays_out_of_the_tau():
+    from biotok_train.predict import no_signal
+
+    def arm(name, e3c, size="small"):
+        return {"name": name, "size": size, "init": "scratch",
+                "metrics": {"e3c": {"mean": e3c}, "mcq": {"mean": 0.37 + e3c / 100}}}
+
+    ablation = {"tasks": {"e3c": {"name": "e3c", "metric": "entity_f1"}, "mcq": {"name": "mcq", "metric": "hamming"}},
+                "arms": [arm("a", 0.30), arm("b", 0.35), arm("b", 0.9, size="tiny")], "comparisons": [],
+                "no_signal": [{"size": "small", "task": "mcq"}]}
+    assert no_signal(ablation) == ["mcq"] and no_signal(ablation, "tiny") == []
+    (e3c,) = ablation_rankings(ablation)
+    assert e3c.name == "e3c (entity_f1)"
+    assert [t.name for t in ablation_rankings(ablation, "tiny")] == ["e3c (entity_f1)", "mcq (hamming)"]
+    found = agreements([PROBE], ablation_rankings(ablation))
+    assert [a.task for a in found] == ["e3c (entity_f1)"]
+    assert no_signal({**ablation, "no_signal": []}) == [] and no_signal({"arms": [], "tasks": {}}) == []

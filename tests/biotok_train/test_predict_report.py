@@ -94,3 +94,58 @@ def test_publish_shows_the_plan_while_pending_and_names_the_setup(tmp_path):
     assert "not recorded: text, vocabularies, intrinsic" in text and not (tmp_path / "page" / "cpu_seconds.json").exists()
     assert json.loads((tmp_path / "page" / "intrinsic.json").read_text(encoding="utf-8")) == METRICS
     assert not (tmp_path / "page" / "probe.json").exists() and not (tmp_path / "page" / "gpu").exists()
+
+
+def test_the_main_source_share_and_its_held_out_lines_are_computed_from_the_record():
+    text = {**TEXT, "sources": {"cases": {"kept": 30, "chars": 1_000}, "leaflets": {"kept": 170, "chars": 8_900},
+                                "terms": {"kept": 40, "chars": 100}},
+            "text": {"lines": 240, "chars": 10_000}, "heldout": {"lines": 12, "chars": 500}}
+    m = R.main_source(text, 20)
+    # held-out positions 20, 40, ..., 240: 20 in cases (1-30), 40..200 in leaflets (31-200), 220, 240 in terms
+    assert (m["name"], m["chars"], m["share"], m["heldout_lines"]) == ("leaflets", 8_900, 0.89, 9)
+    assert m["heldout_share"] == 0.75
+    line = next(x for x in R.text_section({**text, "sources": {k: {**v, "lines_in": 0, "chars_in": 0, "excluded": 0,
+                                                                    "matched": 0} for k, v in text["sources"].items()},
+                                           "tasks": ["e3c"], "evaluated_sentences": 1},
+                                          None, 20, 1000) if "of the text is one source" in x)
+    assert line.startswith("- **89% of the text is one source**, leaflets: 0.0 M of its 0.0 M characters")
+    assert "9 of the 12 held-out lines (75%) are leaflets too" in line and "(cases, terms) weigh 25%" in line
+
+
+def _downstream(silent: bool) -> dict:
+    arms = [{"name": n, "size": "small", "metrics": {"mcq": {"mean": v}}} for n, v in (("cam", 0.37), ("uni", 0.38))]
+    checks = [{"size": "small", "task": "mcq", "arm": n, "beats_baseline": not silent and n == "uni"}
+              for n in ("cam", "uni")]
+    return {"tasks": {"mcq": {"name": "frenchmedmcqa", "metric": "hamming_score"}}, "arms": arms,
+            "baselines": {"mcq": {"metric": "hamming_score", "rule": "always the answer set {a,b,c,d,e}",
+                                  "test": 0.385}},
+            "baseline_checks": checks, "no_signal": [{"size": "small", "task": "mcq"}] if silent else [],
+            "recipe": {"confidence": 0.95},
+            "per_pretrain_seed": [{"size": "small", "arm": n, "task": "mcq", "pretrain_seed": 0, "mean": m, "n": 3,
+                                   "low": m - 0.01, "high": m + 0.01} for n, m in (("cam", 0.37), ("uni", 0.38))]}
+
+
+def test_the_page_shows_trivial_baselines_no_signal_and_each_pretraining_seed():
+    lines = R.baseline_lines(_downstream(True))
+    assert ("| frenchmedmcqa (hamming_score) | always the answer set {a,b,c,d,e} | 0.385 | cam 0.370; uni 0.380 | "
+            "0 of 2 | **no signal** |") in lines
+    assert "| 1 of 2 | yes |" in R.baseline_lines(_downstream(False))[-2]
+    seeds = R.per_seed_lines(_downstream(True))
+    assert "| frenchmedmcqa | uni | 0.380 [0.370, 0.390] |" in seeds
+    assert any(x.startswith("One pretraining seed is one draw of the pretraining, not the pretraining draw") for x in seeds)
+    assert seeds[0].startswith("Per pretraining seed done so far (0): each arm's test score, mean over 3 fine-tuning")
+    assert R.baseline_lines({"arms": []}) == [] and R.per_seed_lines({}) == []
+
+
+def test_the_prediction_section_leaves_a_task_without_signal_out():
+    d = {**_downstream(True), "comparisons": [], "floors": [], "costs": {"jobs": {}}}
+    d["tasks"]["e3c"] = {"name": "e3c", "metric": "entity_f1"}
+    for a, v in zip(d["arms"], (0.30, 0.40)):
+        a["metrics"]["e3c"] = {"mean": v}
+    probe = Ranking("probe", {"cam": 1.5, "uni": 1.6}, False)
+    lines = R.prediction_section([probe], d, 2)
+    assert "- Left out (**no signal**: no vocabulary beats the task's trivial baseline, below): frenchmedmcqa " \
+           "(hamming_score)." in lines
+    assert "- e3c (entity_f1), best first: uni > cam." in lines
+    assert not any("frenchmedmcqa (hamming_score), best first" in x for x in lines)
+    assert any(x.startswith("- probe would have chosen cam; the best on e3c (entity_f1) is uni") for x in lines)

@@ -177,3 +177,50 @@ def test_rank_agreement_matches_kendalltau_and_says_so():
     (tied,) = S.rank_agreement({"tiny": {"a": 1, "b": 1}, "small": {"a": 1, "b": 3}})
     assert tied.tau is None and "undefined" in tied.sentence
     assert len(S.rank_agreement({"tiny": tiny, "small": small, "base": tiny})) == 3
+
+
+def test_weighted_f1_from_class_stats_is_sklearns():
+    from sklearn.metrics import f1_score
+
+    gold = [("a",), ("a", "b"), ("c",), (), ("b",), ("a", "c")]
+    pred = [("a",), ("b",), ("a", "c"), ("c",), (), ("a", "c")]
+    labels = ["a", "b", "c", "d"]
+    from biotok_train.scores import _binarize
+
+    want = f1_score(_binarize(gold, labels, "t"), _binarize(pred, labels, "t"), average="weighted", zero_division=0)
+    assert S.WEIGHTED_F1(S.class_stats(gold, pred, labels)) == pytest.approx(want)
+    single_g, single_p = ["x", "y", "y", "z", "x"], ["x", "y", "x", "x", "w"]
+    assert S.WEIGHTED_F1(S.class_stats(single_g, single_p)) == pytest.approx(
+        f1_score(single_g, single_p, average="weighted", zero_division=0))
+    assert S.WEIGHTED_F1(S.class_stats([()], [("a",)], ["a"])) == 0.0  # no gold label: 0, as sklearn
+
+
+def test_seed_interval_is_students_t_over_the_seeds():
+    lo, hi = S.seed_interval([0.30, 0.34, 0.32])
+    assert (lo + hi) / 2 == pytest.approx(0.32) and hi - lo == pytest.approx(2 * 4.302653 * 0.02 / 3 ** 0.5, rel=1e-5)
+    assert S.seed_interval([0.3]) is None
+
+
+def test_weighted_f1_bootstrap_gives_the_slow_paths_interval():
+    """The report's fast path (per-label counts, one matrix product per resample) draws the same
+    resamples as scoring every resample with sklearn: the same interval."""
+    import random
+
+    from sklearn.metrics import f1_score
+
+    labels = ["a", "b", "c"]
+    rng = random.Random(0)
+    gold = [tuple(sorted(rng.sample(labels, rng.randint(1, 2)))) for _ in range(60)]
+    ref = [g if rng.random() < 0.5 else (rng.choice(labels),) for g in gold]
+    cand = [g if rng.random() < 0.7 else (rng.choice(labels),) for g in gold]
+    from biotok_train.scores import _binarize
+
+    def slow(items):
+        return f1_score(_binarize([g for g, _ in items], labels, "t"), _binarize([p for _, p in items], labels, "t"),
+                        average="weighted", zero_division=0)
+
+    a = S.paired_bootstrap(list(zip(gold, ref)), list(zip(gold, cand)), slow, n_resamples=300, seed=0)
+    b = S.paired_bootstrap(S.class_stats(gold, ref, labels), S.class_stats(gold, cand, labels), S.WEIGHTED_F1,
+                           n_resamples=300, seed=0)
+    assert (a.low, a.high, a.verdict) == pytest.approx((b.low, b.high, b.verdict), abs=1e-12)
+    assert a.difference == pytest.approx(b.difference, abs=1e-12)
