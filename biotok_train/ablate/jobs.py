@@ -65,13 +65,26 @@ def prepare(env: Env, vocab: str, tokenizer: str, needs: dict) -> dict:
     from biotok.formats import load  # lazy: tokenizers
     from biotok.metrics import fragmentation  # lazy: numpy
 
-    s, out = shared(env), Path(env.out)
-    data = prepared(data_dir(out, vocab), s.train, tokenizer, env.cfg.seq_len, env.progress)
-    prepared(data_dir(out, vocab, heldout=True), s.held, tokenizer, env.cfg.seq_len)
+    s, out, share = shared(env), Path(env.out), _prepare_workers(env.cfg)
+    data = prepared(data_dir(out, vocab), s.train, tokenizer, env.cfg.seq_len, env.progress, **share)
+    prepared(data_dir(out, vocab, heldout=True), s.held, tokenizer, env.cfg.seq_len, **share)
     lines = [line for line in s.held.read_text(encoding="utf-8").splitlines() if line.strip()]
     f = fragmentation(load(tokenizer), lines)
     return {"vocab_size": int(data.vocab_size), "num_tokens": int(data.num_tokens),
             "fertility": round(f.fertility, 4), "pieces_per_line": round(f.mean_sequence_length, 2)}
+
+
+def _prepare_workers(cfg: AblationConfig) -> dict:
+    """This machine's cores shared out among the vocabularies' preparations, which every engine
+    but the local one runs side by side at the start (the output is byte-identical whatever the
+    share); {} where ``prepared`` takes no ``workers`` (one thread)."""
+    import inspect  # lazy: one use
+    import os  # lazy: one use
+
+    if "workers" not in inspect.signature(prepared).parameters:
+        return {}
+    vocabs = len(dict.fromkeys(cfg.tokenizers)) + (cfg.base is not None)
+    return {"workers": max(1, (os.cpu_count() or 1) // vocabs)}
 
 
 def transfer(env: Env, method: str, vocab: str, tokenizer: str, needs: dict) -> dict:
