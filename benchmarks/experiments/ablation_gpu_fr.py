@@ -293,7 +293,10 @@ def estimate_lines(cfg: AblationConfig, jobs: list, seconds: dict) -> list[str]:
         lines.append(f"| {kind} | {len(secs)} | {each} | {why.get(kind, '')} |")
     fits = wall <= SLOT_SECONDS
     lines += ["", f"Start-up {E.STARTUP_S:.0f} s (run.sh, imports, the text unpacked and split; the pieces' wall time "
-              f"beyond their jobs was 15-21 s). Run as the process engine runs them: **pretraining seed {seed}'s whole "
+              f"beyond their jobs was 15-21 s). Assumed, not measured: four pretrainings side by side get no more of "
+              "the GPU than the two measured did, and the fine-tunes beside them slow them no more than the measured ones "
+              "did (the first slot's cost records will tell: `--merge` keeps them, and costs.json can be made again from "
+              f"its archive). Run as the process engine runs them: **pretraining seed {seed}'s whole "
               f"slot takes an estimated {wall:.0f} s = {wall / 60:.1f} minutes**, "
               + ("within the 9 minutes of one command." if fits else
                  f"more than the {SLOT_SECONDS / 60:g} minutes of one command. Cut, and why: a slot takes whole units "

@@ -117,3 +117,24 @@ def test_the_archive_is_rewritten_as_each_job_settles(tmp_path):
 def test_device_name_and_seed_of():
     assert S.seed_of("finetune/small/a/floor/p12/e3c/f0") == 12 and S.seed_of("pretrain/small/a/p3") == 3
     assert S.seed_of("prepare/a") is None and isinstance(S.device_name(), str)
+
+
+def test_the_units_of_an_ablation_grid():
+    """On the grid ``ablate`` plans (2 vocabularies from scratch, 2 tasks, 2 x 2 seeds, a curve): each
+    pretraining with its evaluations (final and the curve's) and fine-tunes (final and the curve's)."""
+    from biotok_train.ablate.grid import build
+    from biotok_train.ablate.plan import leg_names, plan_legs
+    from biotok_train.config import AblationConfig
+
+    cfg = AblationConfig(tokenizers=("t/a", "t/b"), corpus=("c",), tasks=("e3c", "morfitt"), pretrain_seeds=(0, 1),
+                         seeds=(0, 1), budget=100, curve=(50,))
+    legs = plan_legs(cfg, dict(zip(cfg.tokenizers, leg_names(cfg.tokenizers))))
+    fp = {"corpus": "C", "base": None, "tok": {leg.vocab: "T" for leg in legs}, "task": {t: "K" for t in cfg.tasks},
+          "precision": "cpu:fp32"}
+    us = {u.name: u for u in S.units(build(cfg, legs, fp).jobs)}
+    a0 = us["pretrain/tiny/a/p0"]
+    assert a0.model and set(a0.jobs) == {"pretrain/tiny/a/p0", "evaluate/tiny/a/p0", "evaluate/tiny/a/p0/k50",
+                                         *(f"finetune/tiny/a/p0/{t}/f{f}" for t in cfg.tasks for f in (0, 1)),
+                                         *(f"curve/tiny/a/k50/p0/e3c/f{f}" for f in (0, 1))}
+    assert sum(u.model for u in us.values()) == 4 and not us["floor-model/tiny/a/p0"].model
+    assert us["finetune/tiny/a/floor/p1/morfitt/f1"].jobs == ("finetune/tiny/a/floor/p1/morfitt/f1",)
