@@ -241,7 +241,10 @@ def slots_section(work: Path, cfg: AblationConfig, tasks: tuple[str, ...] | None
               "then here: `python -m benchmarks.experiments.ablation_gpu_fr" + (f" --dry-run --tasks {','.join(tasks)}"
                                                                                 if tasks else "")
               + " --merge slot.tar.xz` (the archive from $OUT).", ""]
-    if home_hash is None:
+    if not write:
+        lines += ["(`--slots` prints it with `--home SHA`: the records at home it was planned from, which it writes "
+                  "into .gpu for the slot's machine.)", ""]
+    elif home_hash is None:
         lines += ["(`.gpu/" + work.name + "/` does not exist yet: run pack.sh and `--pack` first; the command's "
                   "`--home` then names the records it was planned from.)", ""]
     return lines
