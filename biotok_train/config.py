@@ -564,10 +564,10 @@ class EngineConfig:
     engine: str = "local"
     workers: int = 0
     gpus_per_job: float = 0.0
-    pretrain_gpus: float = 0.0
     address: str | None = None
     only: tuple[str, ...] = ()
     precision: str | None = None
+    pretrain_gpus: float = 0.0
 
     def __post_init__(self) -> None:
         _check(self.engine in ENGINES, f"unknown --engine {self.engine!r} (choose {', '.join(ENGINES)})")

@@ -138,3 +138,14 @@ def test_the_units_of_an_ablation_grid():
                                          *(f"curve/tiny/a/k50/p0/e3c/f{f}" for f in (0, 1))}
     assert sum(u.model for u in us.values()) == 4 and not us["floor-model/tiny/a/p0"].model
     assert us["finetune/tiny/a/floor/p1/morfitt/f1"].jobs == ("finetune/tiny/a/floor/p1/morfitt/f1",)
+
+
+@pytest.mark.parametrize("share,overlap", [(0.5, True), (0.0, False)])
+def test_pretrainings_run_side_by_side_at_their_share(tmp_path, share, overlap):
+    """EngineConfig.pretrain_gpus: two jobs asking a whole GPU of their own (pretrainings) share the
+    one GPU at 0.5 each; at 0 (the default) each takes all of it, one at a time (markers, not timings)."""
+    wait = 120.0 if overlap else 5.0
+    jobs = [Job("x", T.rendezvous, ("x", "y", wait), gpus=1.0), Job("y", T.rendezvous, ("y", "x", wait), gpus=1.0)]
+    engine = EngineConfig(engine="processes", workers=2, gpus_per_job=0.25, pretrain_gpus=share)
+    out = run_processes(jobs, content_keys(jobs), T.ToyEnv(str(tmp_path)), engine, gpus=1)
+    assert [out[k].result["saw_other_running"] for k in "xy"] == [overlap, overlap]
