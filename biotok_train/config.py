@@ -576,7 +576,9 @@ class EngineConfig:
     slashes) and the jobs they need: one piece of a grid, sized for a short GPU slot; the report
     waits for every job. ``precision``: key the models' jobs by this arithmetic ("cuda:bf16")
     instead of this machine's, to report from records made on another machine (a job without
-    such a record is refused, never run here in other arithmetic)."""
+    such a record is refused, never run here in other arithmetic).
+    ``pretrain_gpus``: with ``gpus_per_job``, the share of a GPU a job that does not share asks (a
+    pretraining; 0: a whole GPU each, one at a time), so that several pretrainings run side by side."""
 
     engine: str = "local"
     workers: int = 0
@@ -584,11 +586,13 @@ class EngineConfig:
     address: str | None = None
     only: tuple[str, ...] = ()
     precision: str | None = None
+    pretrain_gpus: float = 0.0
 
     def __post_init__(self) -> None:
         _check(self.engine in ENGINES, f"unknown --engine {self.engine!r} (choose {', '.join(ENGINES)})")
         _check(self.workers >= 0, f"--workers must be >= 0, not {self.workers}")
         _check(0 <= self.gpus_per_job <= 64, f"--gpus-per-job must be between 0 and 64, not {self.gpus_per_job}")
+        _check(0 <= self.pretrain_gpus <= 64, f"pretrain_gpus must be between 0 and 64, not {self.pretrain_gpus}")
         _check(self.engine == "ray" or self.address is None, "--address needs --engine ray")
         _check(self.engine != "local" or self.gpus_per_job == 0, "--gpus-per-job needs --engine ray or processes")
         _check(isinstance(self.only, tuple) and all(isinstance(p, str) and p.strip() for p in self.only),

@@ -114,7 +114,7 @@ def run_ray(jobs: Sequence[Job], keys: Mapping[str, str], env: Any, engine: Engi
             continue
         options = {"num_cpus": 1, "max_retries": 0}
         if job.gpus > 0 and engine.gpus_per_job > 0:  # on a machine with GPUs: pretrainings take one each,
-            options["num_gpus"] = engine.gpus_per_job if job.shares_gpu else job.gpus  # fine-tunings their share
+            options["num_gpus"] = engine.gpus_per_job if job.shares_gpu else engine.pretrain_gpus or job.gpus
         upstream = [refs.get(n, outcomes.get(n)) for n in job.needs]
         refs[job.key] = task.options(name=job.key, **options).remote(1, env, job, keys[job.key], *upstream)
     by_ref = {ref: key for key, ref in refs.items()}
@@ -197,7 +197,8 @@ def _gpu_asks(jobs: Sequence[Job], engine: EngineConfig, gpus: int | None) -> tu
         gpus = torch.cuda.device_count()
         if not gpus:
             raise ConfigError("--gpus-per-job: this machine has no GPU (leave it out to fine-tune on the CPUs)")
-    ask = {j.key: (engine.gpus_per_job if j.shares_gpu else j.gpus) if j.gpus > 0 and engine.gpus_per_job > 0 else 0.0
+    ask = {j.key: (engine.gpus_per_job if j.shares_gpu else engine.pretrain_gpus or j.gpus)
+           if j.gpus > 0 and engine.gpus_per_job > 0 else 0.0
            for j in jobs}
     if max(ask.values(), default=0.0) > (gpus or 0):
         raise ConfigError(f"--gpus-per-job {engine.gpus_per_job:g}: this machine has {gpus or 0} GPU(s)")

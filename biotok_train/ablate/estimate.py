@@ -5,12 +5,14 @@ A pretraining costs its token positions (``tokens_per_arm``) at that rate; a fin
 positions (epochs x train + dev each epoch + test, forward-only passes counted a third), plus
 :data:`JOB_OVERHEAD_S` of start-up each job. The GPU suite's throughput is a whole run's positions
 over its wall time (evaluation and fine-tunes included), so a lower bound.
+
+A short GPU slot's jobs are estimated from what such a slot measured (:func:`slot_costs`,
+:func:`job_seconds`): the wall seconds of each kind of job on the GPU machine, side by side.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Sequence
 
@@ -20,10 +22,6 @@ from biotok_train.tasks import load
 H100_OVER_H200 = 3.35 / 4.8  # memory bandwidth (TB/s): same bf16 peak, so a conservative slow-down
 JOB_OVERHEAD_S = 20.0  # start-up of one job (model load, data, first steps), an assumption
 PIECE_MINUTES = 8.0  # the longest job a short GPU slot should hold
-# a vocabulary's preparation (its pretraining text tokenized, one thread): on the 2-core CPU of the CPU runs,
-# ablation_cpu's prepare jobs did 3.2 M characters in about 3 s, and prepare() on 5 MB of ablation_gpu_fr's text
-# 1.2 (Unigram_L-32k) to 1.6 (CamemBERTa's) M per CPU-second; rounded down for the held-out part it also scores
-PREPARE_CHARS_PER_S = 1.0e6
 
 
 def measured_throughput(path: Path) -> dict:
@@ -57,48 +55,70 @@ def gpu_plan(cfg: AblationConfig, task_sizes: dict[str, tuple[int, int, int, int
     return rows
 
 
-@dataclass(frozen=True)
-class Piece:
-    """Jobs a bare GPU machine runs in one short slot (``EngineConfig.only``: ``patterns``), what
-    they are in words, and their estimated minutes on one H100."""
+def slot_costs(archives: Sequence[str | Path]) -> dict:
+    """The measured cost of each kind of job, from the cost records (``jobs/*.cost.json``) of
+    archives of ablation records made on a GPU machine: what :func:`job_seconds` reads."""
+    import tarfile  # lazy: one use
 
-    name: str
-    patterns: tuple[str, ...]
-    minutes: float
-    what: str
-
-
-def pieces(cfg: AblationConfig, names: Sequence[str], rows: list[dict], packed: int, text_chars: int) -> list[Piece]:
-    """A from-scratch grid (no base, no curve) cut for slots on a machine that keeps nothing: per
-    pretraining seed and vocabulary (``names``: the arms' names) its preparation, pretraining,
-    evaluation and fine-tunings (the model cannot leave the machine, so its fine-tunes go with
-    it); per vocabulary its floors, as many pretraining seeds' together as fit
-    :data:`PIECE_MINUTES`. ``rows``: :func:`gpu_plan`'s; fine-tunes run ``packed`` to the GPU;
-    the preparation tokenizes ``text_chars`` characters in each piece. Seed 0 first, then the
-    floors: after those pieces every vocabulary has one pretraining and its floor."""
-    if cfg.base is not None or cfg.curve:
-        raise ValueError("pieces() cuts a from-scratch grid without a curve")
-    prep = text_chars / PREPARE_CHARS_PER_S / 60
-    pretrain = next(r["minutes"] for r in rows if r["job"] == "pretrain")
-    tunes = sum(r["minutes"] for r in rows if r["job"].startswith("finetune ")) * len(cfg.seeds) / packed
-    out: list[Piece] = []
-    for size in cfg.sizes:
-        for i, p in enumerate(cfg.pretrain_seeds):
-            out += [Piece(f"{n}/p{p}", (f"finetune/{size}/{n}/p{p}/*", f"evaluate/{size}/{n}/p{p}"),
-                          prep + pretrain + tunes,
-                          f"prepare, pretrain seed {p}, evaluate, {len(cfg.tasks)} tasks x {len(cfg.seeds)} seeds")
-                    for n in names]
-            if i == 0 and cfg.floor:
-                per = max(1, int((PIECE_MINUTES - prep) // tunes)) if tunes else len(cfg.pretrain_seeds)
-                for k in range(0, len(cfg.pretrain_seeds), per):
-                    group = cfg.pretrain_seeds[k:k + per]
-                    span = f"p{group[0]}" + (f"-{group[-1]}" if len(group) > 1 else "")
-                    out += [Piece(f"{n}/floor/{span}", tuple(f"finetune/{size}/{n}/floor/p{q}/*" for q in group),
-                                  prep + len(group) * tunes,
-                                  f"prepare, random-init floors of pretraining seed{'s' if len(group) > 1 else ''} "
-                                  f"{', '.join(map(str, group))}, {len(cfg.tasks)} tasks x {len(cfg.seeds)} seeds")
-                            for n in names]
+    out: dict = {"prepare_s": {}, "pretrain_s": {}, "evaluate_s": {}, "finetune_s": {}, "runs": []}
+    for a in archives:
+        with tarfile.open(a, "r:*") as tar:
+            manifest = json.loads(tar.extractfile("piece.json").read())
+            out["runs"].append({"archive": Path(a).name, "wall_s": manifest.get("wall_s"),
+                                "device": manifest.get("device")})
+            for m in tar.getmembers():
+                if m.name.startswith("jobs/pretrain/") and not m.name.endswith(".cost.json"):
+                    seen = json.loads(tar.extractfile(m).read())["result"]["tokens_seen"]
+                    out["pretrain_positions"] = max(out.get("pretrain_positions", 0), seen)
+                if not m.name.endswith(".cost.json"):
+                    continue
+                key, wall = m.name[len("jobs/"):-len(".cost.json")], json.loads(tar.extractfile(m).read())["wall_s"]
+                kind, *rest = key.split("/")
+                if kind == "prepare":
+                    out["prepare_s"][rest[0]] = wall
+                elif kind in ("pretrain", "evaluate"):
+                    out[f"{kind}_s"][rest[1]] = wall
+                elif kind == "finetune" and "floor" not in rest:
+                    out["finetune_s"].setdefault(rest[-2], []).append(wall)
+    out["finetune_s"] = {t: sorted(v) for t, v in sorted(out["finetune_s"].items())}
     return out
+
+
+# The figures a slot's estimate uses besides the measured costs (slot_costs), each named with its source.
+# prepare(workers=2) over one thread on the 2-core CPU: issue 38 item 3's goal (helper prep measures the ratio);
+# per core, 1.8 / 2 is assumed to hold up to a quarter of the GPU machine's 16 cores
+PREPARE_SPEEDUP_2_CORES = 1.8
+# run.sh (carried wheels), torch imported, the text unpacked (107 MB from xz) and split, the inputs checked, and the
+# engine's start: the pieces' wall time minus their jobs' critical path was 15-21 s (h200-2026-11-28), plus the
+# unpacking before it; rounded up
+STARTUP_S = 45.0
+FLOOR_MODEL_S = 10.0  # a random-init BERT-small built and saved on one CPU thread (not measured on the GPU machine)
+SIDE_BY_SIDE_MEASURED = 2  # the measured pretrainings ran two at once on the one GPU
+
+
+def job_seconds(costs: dict, key: str, arms: int, positions: int, cores: int) -> float:
+    """A job's estimated wall seconds on the GPU machine from ``costs`` (:func:`slot_costs`), with
+    ``arms`` pretrainings side by side on its GPU, ``positions`` token positions each, and
+    ``cores`` CPU cores shared out among ``arms`` preparations. A pretraining takes its share of
+    the measured two-at-once throughput (their positions over their wall seconds, summed: the GPU
+    is assumed to give no more to four than to two); a fine-tune its task's mean measured wall
+    seconds (made with up to 8 fine-tunes and a pretraining on the GPU), a floor's the same; a
+    vocabulary or task not measured: the slowest measured."""
+    kind, *rest = key.split("/")
+    if kind == "prepare":
+        speedup = max(1.0, (cores // max(arms, 1)) * PREPARE_SPEEDUP_2_CORES / 2)
+        return costs["prepare_s"].get(rest[0], max(costs["prepare_s"].values())) / speedup
+    if kind == "pretrain":
+        rate = sum(costs["pretrain_positions"] / s for s in costs["pretrain_s"].values())
+        return positions / (rate / max(arms, 1))
+    if kind == "evaluate":
+        return max(costs["evaluate_s"].values())
+    if kind == "floor-model":
+        return FLOOR_MODEL_S
+    if kind in ("finetune", "curve"):
+        means = {t: sum(v) / len(v) for t, v in costs["finetune_s"].items()}
+        return means.get(rest[-2], max(means.values()))
+    return max(costs["evaluate_s"].values())  # any other job: as an evaluation
 
 
 def task_sizes(tasks: Iterable[str], data_dir: str) -> dict[str, tuple[int, int, int, int]]:
@@ -111,5 +131,5 @@ def task_sizes(tasks: Iterable[str], data_dir: str) -> dict[str, tuple[int, int,
     return out
 
 
-__all__ = ["H100_OVER_H200", "JOB_OVERHEAD_S", "PIECE_MINUTES", "PREPARE_CHARS_PER_S", "Piece", "gpu_plan",
-           "measured_throughput", "pieces", "task_sizes"]
+__all__ = ["FLOOR_MODEL_S", "H100_OVER_H200", "JOB_OVERHEAD_S", "PIECE_MINUTES", "PREPARE_SPEEDUP_2_CORES", "STARTUP_S",
+           "gpu_plan", "job_seconds", "measured_throughput", "slot_costs", "task_sizes"]

@@ -16,9 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from biotok.output import atomic_directory
-from biotok_train.ablate.plan import (
-    TOKENIZER_FILES, data_dir, encode, prepared, snapshot_dir,
-)
+from biotok_train.ablate.plan import TOKENIZER_FILES, data_dir, encode, snapshot_dir
 from biotok_train.config import AblationConfig
 
 log = logging.getLogger(__name__)
@@ -65,13 +63,37 @@ def prepare(env: Env, vocab: str, tokenizer: str, needs: dict) -> dict:
     from biotok.formats import load  # lazy: tokenizers
     from biotok.metrics import fragmentation  # lazy: numpy
 
-    s, out = shared(env), Path(env.out)
-    data = prepared(data_dir(out, vocab), s.train, tokenizer, env.cfg.seq_len, env.progress)
-    prepared(data_dir(out, vocab, heldout=True), s.held, tokenizer, env.cfg.seq_len)
+    s, out, n = shared(env), Path(env.out), prepare_workers(env.cfg)
+    data = _prepared(data_dir(out, vocab), s.train, tokenizer, env.cfg.seq_len, env.progress, n)
+    _prepared(data_dir(out, vocab, heldout=True), s.held, tokenizer, env.cfg.seq_len, False, n)
     lines = [line for line in s.held.read_text(encoding="utf-8").splitlines() if line.strip()]
     f = fragmentation(load(tokenizer), lines)
     return {"vocab_size": int(data.vocab_size), "num_tokens": int(data.num_tokens),
             "fertility": round(f.fertility, 4), "pieces_per_line": round(f.mean_sequence_length, 2)}
+
+
+def _prepared(d: Path, text: Path, tokenizer: str, seq_len: int, progress: bool, workers: int):
+    """:func:`~biotok_train.ablate.plan.prepared` on ``workers`` tokenizing processes where
+    ``prepare`` takes them (its output is byte-identical whatever their number); one thread before."""
+    import inspect  # lazy: one use
+
+    from biotok_train.config import PrepareConfig  # lazy: keeps job pickles small
+    from biotok_train.pretrain.prepare import open_prepared, prepare  # lazy: numpy, tokenizers
+
+    if (d / "meta.json").is_file():
+        return open_prepared(d)
+    share = {"workers": workers} if "workers" in inspect.signature(prepare).parameters else {}
+    return prepare([str(text)], str(tokenizer), PrepareConfig(seq_len=seq_len), d, force=True, progress=progress,
+                   **share)
+
+
+def prepare_workers(cfg: AblationConfig) -> int:
+    """This machine's cores shared out among the vocabularies' preparations, which every engine but
+    the local one runs side by side at a run's start (a GPU slot: 16 cores, 4 each)."""
+    import os  # lazy: one use
+
+    vocabs = len(dict.fromkeys(cfg.tokenizers)) + (cfg.base is not None)
+    return max(1, (os.cpu_count() or 1) // vocabs)
 
 
 def transfer(env: Env, method: str, vocab: str, tokenizer: str, needs: dict) -> dict:

@@ -5,6 +5,7 @@ GPU plan: tests/biotok_train/ablate/test_estimate.py)."""
 from __future__ import annotations
 
 import json
+import shlex
 import shutil
 
 import pytest
@@ -119,10 +120,10 @@ def test_readme_with_the_downstream_result(tmp_path, tiny_unigram, tiny_wordpiec
     assert "- The GPU ablation's jobs took 6.0 minutes on cuda (costs.json" in readme
 
 
-def test_dry_run_runs_every_piece_end_to_end(shared_data, tmp_path, monkeypatch, capsys):
+def test_dry_run_then_a_seed_in_slots_killed_run_again_and_merged(shared_data, tmp_path, monkeypatch, capsys):
     """--dry-run: the text, toy vocabularies, the probe, the intrinsic metrics, the GPU ablation over
     ablate at toy size on the CPU (one task here), every pair compared, and the page with the verdicts;
-    then the same GPU side in pieces (below)."""
+    then the same GPU side as short slots run it (below)."""
     monkeypatch.setattr(A, "WORK", tmp_path)
     assert A.main(["--dry-run", "--tasks", "e3c"]) == 0
     work = tmp_path / "ablation_gpu_fr_dry"
@@ -134,64 +135,124 @@ def test_dry_run_runs_every_piece_end_to_end(shared_data, tmp_path, monkeypatch,
     assert "minutes on cpu (costs.json" in readme and (work / "page" / "gpu" / "ablation.json").is_file()
     assert A.main(["--dry-run", "--tasks", "e3c", "--publish"]) == 0  # the page again from the records alone
     assert (work / "page" / "README.md").read_text(encoding="utf-8") == readme  # it names the command that made it
-    _in_pieces(tmp_path, work, down, monkeypatch, capsys)
+    _in_slots(shared_data, tmp_path, work, down, monkeypatch, capsys)
 
 
-def _in_pieces(tmp_path, work, down, monkeypatch, capsys):
-    """The same GPU side as short GPU slots run it: --pack beside pack.sh's .gpu/, a piece on a bare
-    machine (only .gpu and the checkout), its records home in an archive (--merge); the report waits
-    for every piece of a pretraining seed, then gives the verdicts of the run in one go."""
-    from biotok_train.ablate.records import export_records
+def _pack_sh(data, gpu):
+    """What ../shared/gpu/pack.sh copies into .gpu/data (its wheels aside): the GPU machine's only data."""
+    (gpu / "data" / "tokenizers").mkdir(parents=True)
+    shutil.copytree(data / "tokenizers" / "camemberta-base", gpu / "data" / "tokenizers" / "camemberta-base")
+    (gpu / "data" / "corpora" / "e3c-fr").mkdir(parents=True)
+    for pattern in ("layer3_fr_*.jsonl.xz", "layer1_clinical_entities_iob_*.txt.gz"):
+        for f in (data / "corpora" / "e3c-fr").glob(pattern):
+            shutil.copyfile(f, gpu / "data" / "corpora" / "e3c-fr" / f.name)
+    for extra in A.PACK_CORPORA.split():
+        shutil.copytree(data / "corpora" / extra, gpu / "data" / "corpora" / extra)
+    (gpu / "run.sh").write_text("# pack.sh's\n", encoding="utf-8")
 
+
+def _device(gpu, device, command, out, kill_after_records=None):
+    """The device command as the GPU machine runs it (``$OUT`` = ``out``), in a process of its own
+    whose only data is what pack.sh and --pack put in ``gpu``; without a GPU, so without GPU shares
+    (``--gpus-per-job`` dropped) and with a limit a loaded 2-core CPU can keep. With
+    ``kill_after_records``: SIGKILL (the process and its workers) once its archive holds that many
+    records and before it ends. Returns its exit status."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import tarfile
+    import time
+
+    args = shlex.split(command.split("ablation_gpu_fr ", 1)[1].replace("$OUT", str(out)))
+    i = args.index("--gpus-per-job")
+    args = args[:i] + args[i + 2:] + ["--workers", "2"]
+    args[args.index("--slot") + 1] = "100000"
+    code = ("import sys; from pathlib import Path; from benchmarks.experiments import ablation_gpu_fr as A; "
+            f"A.GPU_PACK = Path({str(gpu)!r}); A.WORK = Path({str(device)!r}); sys.exit(A.main({args!r}))")
+    env = {**os.environ, "BIOTOK_SHARED_DATA": str(gpu / "data"), "PYTHONPATH": str(C.REPO), "OMP_NUM_THREADS": "1"}
+    proc = subprocess.Popen([sys.executable, "-c", code], cwd=C.REPO, env=env, start_new_session=True)
+    archive = out / "slot.tar.xz"
+    while kill_after_records is not None and proc.poll() is None:
+        try:
+            with tarfile.open(archive) as tar:
+                n = sum(1 for m in tar.getnames() if m.startswith("jobs/") and not m.endswith(".cost.json"))
+        except (OSError, tarfile.TarError, EOFError):
+            n = 0
+        if n >= kill_after_records:
+            os.killpg(proc.pid, signal.SIGKILL)
+            break
+        time.sleep(0.1)
+    return proc.wait(timeout=1800)
+
+
+def _next_command(out: str) -> str:
+    return next(line.strip() for line in out.splitlines() if line.strip().startswith("bash .gpu/run.sh"))
+
+
+def _in_slots(data, tmp_path, work, down, monkeypatch, capsys):
+    """Issue 38's 'done when': one seed's slot on a work folder holding only what pack.sh and --pack
+    put in .gpu, killed partway, its archive merged home (whole units only), the next slot on a
+    fresh machine runs what is missing, merged home: every job of the seed counts done and the
+    verdicts are the one-go run's."""
+    from biotok_train.ablate import records as REC
+    from biotok_train.ablate import slots as S
+
+    monkeypatch.setattr(A, "WORK", tmp_path / "nothing")
+    assert A.main(["--dry-run", "--tasks", "e3c", "--merge", str(tmp_path / "x.tar.xz")]) == 2  # before the CPU side
+    assert "error: no pretraining text in" in capsys.readouterr().err and not (tmp_path / "nothing").exists()
+    assert A.main(["--dry-run", "--tasks", "e3c", "--slots"]) == 2
+    assert "error: no pretraining text in" in capsys.readouterr().err
+    monkeypatch.setattr(A, "WORK", tmp_path)
     gpu = tmp_path / ".gpu"
     monkeypatch.setattr(A, "GPU_PACK", gpu)
     assert A.main(["--dry-run", "--tasks", "e3c", "--pack"]) == 2  # pack.sh first
     assert "run PACK_CORPORA=" in capsys.readouterr().err
-    monkeypatch.setattr(A, "WORK", tmp_path / "nothing")
-    assert A.main(["--dry-run", "--tasks", "e3c", "--pieces"]) == 2  # before the CPU side: one line
-    assert "error: no pretraining text in" in capsys.readouterr().err
-    monkeypatch.setattr(A, "WORK", tmp_path)
-    (gpu / "run.sh").parent.mkdir()
-    (gpu / "run.sh").write_text("# pack.sh's\n", encoding="utf-8")
-    for corpus in A.PACK_CORPORA.split():
-        (gpu / "data" / "corpora" / corpus).mkdir(parents=True)
+    _pack_sh(data, gpu)
+    shutil.rmtree(work / "gpu")  # home keeps the one-go verdicts (down) only; its records come back from slots
+    (work / "downstream.json").unlink()
     assert A.main(["--dry-run", "--tasks", "e3c", "--pack"]) == 0
     out = capsys.readouterr().out
-    assert "| Unigram_L-32k/p0 | prepare, pretrain seed 0, evaluate, 1 tasks x 1 seeds |" in out
-    assert "| BPE-32k/floor/p0 | prepare, random-init floors of pretraining seed 0, 1 tasks x 1 seeds |" in out
-    assert "8 of 8 pieces done, 0 estimated H100-minutes left." in out
+    assert "Next slot: pretraining seed 0, " in out and "| 0 | pretrain/tiny/BPE-32k/p0 with what needs it | 3 | no |" in out
+    assert "| pretrain | 4 | " in out and "**pretraining seed 0's whole slot takes an estimated " in out  # item 7
+    first = _next_command(out)
+    assert "--dry-run --tasks e3c --slot 540 --home " in first and '--archive "$OUT/slot.tar.xz"' in first
 
-    monkeypatch.setattr(A, "WORK", tmp_path / "device")  # a bare machine: only what --pack put in .gpu
-    archive = tmp_path / "piece-BPE-32k_p0.tar.xz"
-    assert A.main(["--dry-run", "--tasks", "e3c", "--piece", "BPE-32k/p0", "--archive", str(archive),
-                   "--engine", "processes", "--workers", "2"]) == 0  # as on the GPU machine, which has no Ray
-    device = tmp_path / "device" / "ablation_gpu_fr_dry"
-    assert (device / "text" / "text.txt").read_bytes() == (work / "text" / "text.txt").read_bytes()
-    made = sorted(p.relative_to(device / "gpu" / "jobs") for p in (device / "gpu" / "jobs").rglob("*.json")
-                  if not p.name.endswith(".cost.json"))
-    assert [str(p) for p in made] == ["evaluate/tiny/BPE-32k/p0.json", "finetune/tiny/BPE-32k/p0/e3c/f0.json",
-                                      "prepare/BPE-32k.json", "pretrain/tiny/BPE-32k/p0.json"]
-    for rel in made:  # the same content keys as at home: the records can stand in for the home's
-        assert json.loads((device / "gpu" / "jobs" / rel).read_text(encoding="utf-8"))["inputs"] == \
-            json.loads((work / "gpu" / "jobs" / rel).read_text(encoding="utf-8"))["inputs"]
-    assert A.main(["--dry-run", "--tasks", "e3c", "--piece", "nope/p0", "--archive", str(archive)]) == 2
-    assert "no piece 'nope/p0' (the pieces: camemberta-base/p0," in capsys.readouterr().err
+    (tmp_path / "a-file").write_text("x", encoding="utf-8")  # an archive that cannot be written: refused before any work
+    assert A.main(["--dry-run", "--tasks", "e3c", "--slot", "540", "--archive", str(tmp_path / "a-file" / "a.tar.xz")]) == 2
+    assert "ablation_gpu_fr: error:" in capsys.readouterr().err and not (work / "gpu").exists()
 
-    monkeypatch.setattr(A, "WORK", tmp_path)
-    everything = tmp_path / "all.tar.xz"  # every record the one-go run made, as if from the other pieces
-    export_records(work / "gpu", everything, {"piece": "the rest", "device": "cpu"})
-    shutil.rmtree(work / "gpu")
-    (work / "downstream.json").unlink()
-    assert A.main(["--dry-run", "--tasks", "e3c", "--merge", str(archive)]) == 0
-    out = capsys.readouterr().out
-    assert "1 of 8 pieces done" in out and not (work / "downstream.json").exists()
-    assert "--dry-run --tasks e3c --piece camemberta-base/p0 --archive" in out  # the next piece's command
-    assert A.main(["--dry-run", "--tasks", "e3c", "--merge", str(everything)]) == 0
+    out1, out2 = tmp_path / "out1", tmp_path / "out2"
+    out1.mkdir(), out2.mkdir()
+    assert _device(gpu, tmp_path / "device1", first, out1, kill_after_records=7) == -9  # killed partway
+    _, came = S.archive_records(out1 / "slot.tar.xz")
+    assert 7 <= len(came) < 4 + 4 * 3 + 4 * 2  # some records, not the seed's 24 jobs
+    assert A.main(["--dry-run", "--tasks", "e3c", "--merge", str(out1 / "slot.tar.xz")]) == 0
+    res = capsys.readouterr()
+    assert not (work / "downstream.json").exists() and "Next slot: pretraining seed 0, " in res.out
+    cfg = A.gpu_config(work, A.vocabularies(work, True, train=False), ("e3c",))
+    jobs, keys = S.plan_jobs(cfg)
+    home = S.home_records(work / "gpu")
+    whole, part = S.done_units(jobs, keys, home)
+    assert not part and home and set(home) <= set(came)  # whole units only came home
+    cut = [u.name for u in S.done_units(jobs, keys, came)[1]]
+    assert all(name in res.err for name in cut)  # each unit cut in the slot is said, and left out
+
+    second = _next_command(res.out)
+    assert second != first  # planned from other records at home (its --home)
+    assert _device(gpu, tmp_path / "device2", second, out2) == 0  # a fresh machine: the rest of the seed
+    _, again = S.archive_records(out2 / "slot.tar.xz")
+    assert not {u.name for u in whole if u.model} & set(again)  # a model merged home is not trained again
+    assert A.main(["--dry-run", "--tasks", "e3c", "--merge", str(out2 / "slot.tar.xz")]) == 0
+    res = capsys.readouterr()
+    home = S.home_records(work / "gpu")
+    assert all(home.get(k) == keys[k] for k in keys)  # every job of the seed counts done at home
+    assert "Every job of the GPU side has its record here." in res.out
     merged = json.loads((work / "downstream.json").read_text(encoding="utf-8"))
     assert merged["comparisons"] == down["comparisons"] and merged["floors"] == down["floors"]
-    assert merged["pretrain_seeds"] == [0] and [p["piece"] for p in merged["pieces"]] == ["BPE-32k/p0", "the rest"]
+    assert merged["pretrain_seeds"] == [0] and len(REC.read_pieces(work / "gpu")) == 2
     page = (work / "page" / "README.md").read_text(encoding="utf-8")
-    assert "--merge piece-*.tar.xz" in page and "- Pretraining seeds in these verdicts: 0; from 2 pieces run" in page
+    assert "--merge slot-*.tar.xz" in page and "- Pretraining seeds in these verdicts: 0; from 2 pieces run" in page
     assert A.main(["--dry-run", "--tasks", "e3c", "--merge", str(tmp_path / "missing.tar.xz")]) == 2
     assert "missing.tar.xz is not an archive of ablation records (not found)" in capsys.readouterr().err
 

@@ -43,3 +43,27 @@ def test_task_sizes_read_each_task_and_its_sequences_per_example(shared_data):
     sizes = E.task_sizes(("e3c", "frenchmedmcqa"), str(shared_data / "corpora"))
     assert sizes["e3c"][3] == 1 and sizes["frenchmedmcqa"][3] == 5  # a question: one sequence per option
     assert all(min(s[:3]) > 0 for s in sizes.values())
+
+
+def test_slot_costs_and_each_jobs_seconds_on_the_gpu_machine(tmp_path):
+    """The measured costs of a slot's archives (jobs/*.cost.json) and what a slot's planner reads from them."""
+    from biotok_train.ablate.records import export_records
+
+    out = tmp_path / "run"
+    for key, wall in (("prepare/a", 120.0), ("pretrain/small/a/p0", 100.0), ("evaluate/small/a/p0", 10.0),
+                      ("finetune/small/a/p0/e3c/f0", 20.0), ("finetune/small/a/p0/e3c/f1", 30.0),
+                      ("finetune/small/a/floor/p0/e3c/f0", 99.0)):
+        (out / "jobs" / key).parent.mkdir(parents=True, exist_ok=True)
+        result = {"tokens_seen": 50_000_000} if key.startswith("pretrain") else {}
+        (out / "jobs" / f"{key}.json").write_text(json.dumps({"key": key, "inputs": "x", "result": result}))
+        (out / "jobs" / f"{key}.cost.json").write_text(json.dumps({"cpu_s": 1, "wall_s": wall, "device": "H200"}))
+    export_records(out, tmp_path / "a.tar.xz", {"piece": "a/p0", "wall_s": 300.0, "device": "NVIDIA H200"})
+    c = E.slot_costs([tmp_path / "a.tar.xz"])
+    assert c["prepare_s"] == {"a": 120.0} and c["pretrain_s"] == {"a": 100.0} and c["pretrain_positions"] == 50_000_000
+    assert c["finetune_s"] == {"e3c": [20.0, 30.0]}  # a floor's fine-tune is not an arm's
+    assert c["runs"] == [{"archive": "a.tar.xz", "wall_s": 300.0, "device": "NVIDIA H200"}]
+    # 16 cores among 4 preparations: 4 workers each at 0.9 of a core
+    assert E.job_seconds(c, "prepare/b", 4, 0, 16) == pytest.approx(120 / (4 * E.PREPARE_SPEEDUP_2_CORES / 2))
+    assert E.job_seconds(c, "pretrain/small/b/p0", 4, 25_000_000, 16) == pytest.approx(25_000_000 / (500_000 / 4))
+    assert E.job_seconds(c, "finetune/small/b/floor/p1/e3c/f2", 4, 0, 16) == 25.0  # the task's mean, a floor's too
+    assert E.job_seconds(c, "floor-model/small/b/p0", 4, 0, 16) == E.FLOOR_MODEL_S
