@@ -138,7 +138,8 @@ def _model_path(env: Env, model: str) -> Path:
 
 def pretrain(env: Env, size: str, vocab: str, seed: int, rel_dir: str, init: str | None, needs: dict) -> dict:
     """``budget`` MLM steps from ``init`` (None: a fresh BERT of ``size``), in chunks ending at the
-    curve's steps, each saved as a model (OUT/REL_DIR/curve/step-K); resumes a killed run."""
+    curve's steps, each saved as a model (OUT/REL_DIR/curve/step-K); resumes a run stopped at a
+    checkpoint, and starts over one killed before its first (what it left is not a run to continue)."""
     from biotok_train.pretrain import checkpoint as ckpt  # lazy: torch
     from biotok_train.pretrain.loop import pretrain as run_pretrain  # lazy: torch
 
@@ -149,7 +150,9 @@ def pretrain(env: Env, size: str, vocab: str, seed: int, rel_dir: str, init: str
     for stop in [*cfg.curve, cfg.budget]:
         if stop < cfg.budget and (snapshot_dir(d, stop) / "config.json").is_file():
             continue
-        res = run_pretrain(data_dir(Path(env.out), vocab), pcfg, model, resume=(model / ckpt.STATE).exists(),
+        # a checkpoint: continue it; none (a run killed before its first save): start this folder over
+        resume = (model / ckpt.STATE).exists()
+        res = run_pretrain(data_dir(Path(env.out), vocab), pcfg, model, resume=resume, force=not resume,
                            stop_after=stop, progress=env.progress)
         if stop < cfg.budget:
             _snapshot(model, snapshot_dir(d, stop))

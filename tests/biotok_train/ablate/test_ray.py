@@ -71,10 +71,10 @@ def test_gpu_fractions_are_respected(tmp_path, fraction, overlap):
     assert [out[k].result["saw_other_running"] for k in "xy"] == [overlap, overlap]
 
 
-def test_more_gpus_than_the_cluster_has_is_refused(tmp_path):
+def test_more_than_one_gpu_per_job_is_refused_before_the_cluster_is_asked(tmp_path):
     from biotok.errors import ConfigError
 
-    with pytest.raises(ConfigError, match="has 1 GPU"):
+    with pytest.raises(ConfigError, match=r"0 < f <= 1"):
         run_ray(T.plan(), content_keys(T.plan()), T.ToyEnv(str(tmp_path)), EngineConfig(engine="ray", gpus_per_job=2))
 
 
