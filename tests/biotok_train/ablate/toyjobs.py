@@ -88,3 +88,10 @@ def plan(kill: bool = False, bad: bool = False, disk: int = 0) -> list:
 def report(out: str | os.PathLike[str], outcomes: dict) -> bytes:
     """A toy report: every job's result, sorted, as JSON bytes."""
     return json.dumps({k: o.result for k, o in sorted(outcomes.items())}, sort_keys=True).encode()
+
+
+def fail_on_disk_when(env: ToyEnv, name: str, path: str, code: int, needs: dict) -> dict:
+    """Waits until OUT/PATH exists (another job runs), then fails as a disk error ``code``."""
+    while not (Path(env.out) / path).exists():
+        time.sleep(0.05)
+    return disk_error(env, name, code, needs)
