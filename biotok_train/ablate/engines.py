@@ -23,7 +23,7 @@ import threading
 import time
 from typing import Any, Callable, Mapping, Optional, Sequence
 
-from biotok.errors import ConfigError, OutputWriteError
+from biotok.errors import ConfigError, OutputWriteError, Terminated
 from biotok_train.ablate.graph import DONE, FAILED, SKIPPED, Job, Outcome, execute, pending
 from biotok_train.config import EngineConfig
 
@@ -48,7 +48,7 @@ def check(engine: EngineConfig) -> None:
         _ray()
         if engine.address and engine.address != "auto":
             _probe(engine.address)
-    elif engine.engine == "processes" and engine.gpus_per_job > 0:
+    if engine.gpus_per_job > 0 and not engine.address:  # a local instance or pool shares this machine's GPUs
         _gpu_count()
 
 
@@ -124,6 +124,29 @@ def start_ray(engine: EngineConfig):
     ray = _ray()
     if ray.is_initialized():
         return ray
+    with _keep_signal_handlers():
+        _init_ray(ray, engine)
+    return ray
+
+
+class _keep_signal_handlers:
+    """Ray's start-up puts its own SIGTERM and SIGINT handlers in place of this process's (a stack
+    dump, then abort): put back the ones there were (the CLI's: one line, a prompt stop)."""
+
+    SIGNALS = (signal.SIGTERM, signal.SIGINT)
+
+    def __enter__(self) -> None:
+        main = threading.current_thread() is threading.main_thread()
+        self.saved = {s: signal.getsignal(s) for s in self.SIGNALS} if main else {}
+
+    def __exit__(self, *exc) -> None:
+        for s, handler in self.saved.items():
+            if handler is not None:
+                signal.signal(s, handler)
+
+
+def _init_ray(ray, engine: EngineConfig) -> None:
+    """ray.init: to ``engine.address`` (probed first), else a local instance."""
     if engine.address:
         if engine.address != "auto":
             _probe(engine.address)
@@ -133,16 +156,9 @@ def start_ray(engine: EngineConfig):
             first = next((x.strip() for x in str(e).splitlines() if x.strip()), type(e).__name__)
             raise ConfigError(f"--address {engine.address}: Ray could not connect ({first[:200]})") from None
     else:
-        gpus = None
-        if engine.gpus_per_job > 0:
-            import torch  # lazy: only to count the GPUs a local instance offers
-
-            gpus = torch.cuda.device_count()
-            if not gpus:
-                raise ConfigError("--gpus-per-job: this machine has no GPU (leave it out to fine-tune on the CPUs)")
+        gpus = _gpu_count() if engine.gpus_per_job > 0 else None  # the GPUs a local instance offers
         ray.init(num_cpus=engine.workers or os.cpu_count(), num_gpus=gpus, include_dashboard=False,
                  log_to_driver=False, runtime_env={"env_vars": {"OMP_NUM_THREADS": "1"}})
-    return ray
 
 
 def run_ray(jobs: Sequence[Job], keys: Mapping[str, str], env: Any, engine: EngineConfig,
@@ -167,26 +183,59 @@ def run_ray(jobs: Sequence[Job], keys: Mapping[str, str], env: Any, engine: Engi
         refs[job.key] = task.options(name=job.key, **options).remote(1, env, job, keys[job.key], *upstream)
     by_ref = {ref: key for key, ref in refs.items()}
     left = list(refs.values())
+    heard = _HeardSigterm()
     try:
-        while left:
-            ready, left = ray.wait(left, num_returns=1, timeout=1.0)  # a second at most: signals are heard
-            if not ready:
-                continue
-            key = by_ref[ready[0]]
-            try:
-                outcomes[key] = ray.get(ready[0])
-            except Exception as e:  # noqa: BLE001  (a worker died, or Ray failed the task)
-                outcomes[key] = _lost(key, e)
-                log.error("job %s failed: %s", key, outcomes[key].message)
-            _say(outcomes[key], on_done)
-    except BaseException:  # SIGTERM, Ctrl-C or a full disk: the tasks still running or waiting stop too
+        with heard:
+            _wait_ray(ray, left, by_ref, outcomes, on_done)
+    except BaseException as e:  # SIGTERM, Ctrl-C or a full disk: the tasks still running or waiting stop too
         for ref in left:
             try:
                 ray.cancel(ref, force=True)
             except Exception:  # noqa: BLE001  (already finished)
                 pass
+        if heard.yes and isinstance(e, KeyboardInterrupt) and not isinstance(e, Terminated):
+            raise Terminated() from None  # Ray's wait turns any signal into a KeyboardInterrupt
         raise
     return {job.key: _settled(job, outcomes) for job in jobs}
+
+
+def _wait_ray(ray, left: list, by_ref: dict, outcomes: dict, on_done: OnDone) -> None:
+    """Collect the tasks' outcomes as they finish (``left`` shrinks as they do)."""
+    while left:
+        ready, rest = ray.wait(left, num_returns=1, timeout=1.0)  # a second at most: signals are heard
+        left[:] = rest
+        if not ready:
+            continue
+        key = by_ref[ready[0]]
+        try:
+            outcomes[key] = ray.get(ready[0])
+        except Exception as e:  # noqa: BLE001  (a worker died, or Ray failed the task)
+            outcomes[key] = _lost(key, e)
+            log.error("job %s failed: %s", key, outcomes[key].message)
+        _say(outcomes[key], on_done)
+
+
+class _HeardSigterm:
+    """Notes a SIGTERM (then calls the handler there was) while in effect, in the main thread."""
+
+    def __init__(self) -> None:
+        self.yes, self.previous = False, None
+
+    def __enter__(self) -> "_HeardSigterm":
+        if threading.current_thread() is threading.main_thread():
+            previous = signal.getsignal(signal.SIGTERM)
+            if callable(previous):
+                self.previous = previous
+                signal.signal(signal.SIGTERM, self._heard)
+        return self
+
+    def _heard(self, signum, frame) -> None:
+        self.yes = True
+        self.previous(signum, frame)
+
+    def __exit__(self, *exc) -> None:
+        if self.previous is not None:
+            signal.signal(signal.SIGTERM, self.previous)
 
 
 def run_processes(jobs: Sequence[Job], keys: Mapping[str, str], env: Any, engine: EngineConfig,
