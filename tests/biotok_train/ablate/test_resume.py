@@ -120,3 +120,27 @@ def test_stopped_during_pretraining_then_resumed_is_byte_identical(inputs, tmp_p
 @pytest.mark.parametrize("engine", list(ENGINES))
 def test_stopped_anywhere_then_resumed_is_byte_identical(inputs, tmp_path, engine, sig, point):
     _stop_and_resume(inputs, tmp_path, engine, sig, point)
+
+
+def test_a_damaged_checkpoint_is_started_over_by_the_pretraining_job(tmp_path, tiny_wordpiece, sample_corpus):
+    """A pretraining whose checkpoint cannot be read (here: cut in half) is run again from the start,
+    every chunk of its curve included, to the same record. Before: the job failed on every rerun
+    with advice for 'mlm' ('start again without --resume (--force)')."""
+    from biotok_train.ablate import run_ablation
+    from biotok_train.config import AblationConfig, FinetuneConfig
+    from tests.biotok_train.test_ablate import _bio_task
+
+    task = _bio_task(tmp_path / "task", n_test=8)
+    cfg = AblationConfig(tokenizers=(str(tiny_wordpiece),), corpus=(str(sample_corpus),), tasks=(str(task),),
+                         budget=25, curve=(13,), curve_tasks=(), batch_size=2, seq_len=32, seeds=(0,), n_words=10,
+                         heldout_every=50, finetune=FinetuneConfig(epochs=1, max_steps=2, batch_size=4),
+                         n_resamples=100, floor=False)
+    out = tmp_path / "out"
+    run_ablation(cfg, out, progress=False)
+    record = out / "jobs" / "pretrain" / "tiny" / "wordpiece" / "p0.json"
+    reference, report = record.read_bytes(), (out / "ablation.json").read_bytes()
+    state = out / ARM / "model" / "checkpoint" / "state.pt"
+    state.write_bytes(state.read_bytes()[: state.stat().st_size // 2])
+    record.unlink()  # as if killed after the checkpoint, before the record
+    run_ablation(cfg, out, progress=False)
+    assert record.read_bytes() == reference and (out / "ablation.json").read_bytes() == report
