@@ -200,11 +200,11 @@ def execute(env: Any, job: Job, content: str, *upstream: Outcome) -> Outcome:
         if isinstance(e, OSError) and not e.filename:  # a write that failed without naming its file
             message += f" (writing {where})"
         from biotok.errors import BiotokError, OutputWriteError  # lazy: keeps job pickles small
+        from biotok.output import os_error_message  # lazy: as above
 
         oe = disk_error(e)
-        if oe is not None or isinstance(e, OutputWriteError):  # a biotok error names its file; an OSError
-            from biotok.output import os_error_message  # lazy: as above (its own file, else ours)
-
+        if oe is not None or isinstance(e, OutputWriteError):  # the disk: every job would fail so, stop
+            # a biotok error names its file already; an OSError names its own, else the job's
             text = one_line(e) if isinstance(e, BiotokError) else os_error_message(oe, oe.filename or where)
             return Outcome(job.key, FAILED, message=f"job {job.key}: {text}", seconds=seconds, fatal=True)
         log.error("job %s failed: %s", job.key, message)
