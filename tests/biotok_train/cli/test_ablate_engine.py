@@ -50,6 +50,19 @@ def test_engine_options_are_refused_before_any_work(setup, options, fragment):
     assert setup["ran"] == [] and not setup["out"].exists()
 
 
+@pytest.mark.parametrize("engine", ["processes", "ray"])
+def test_a_gpu_share_on_a_machine_without_gpu_is_refused_before_any_work(setup, engine):
+    """Before: refused once the corpus was split and the engine started (Ray: after its start-up)."""
+    torch = pytest.importorskip("torch")
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a GPU")
+    if engine == "ray":
+        pytest.importorskip("ray")
+    r = run(*_with(setup, "--engine", engine, "--gpus-per-job", "0.5"))
+    assert_contract(r, PROG, "--gpus-per-job: this machine has no GPU")
+    assert setup["ran"] == [] and not setup["out"].exists()
+
+
 def test_only_matching_nothing_writes_nothing_in_a_finished_ablation(setup):
     """Before: OUT's recipe (config.json) and corpus split were rewritten, then --only refused."""
     assert run(*setup["args"]).exit_code == 0
