@@ -152,11 +152,11 @@ def run_ablation(cfg: AblationConfig, out: str | os.PathLike[str], progress: boo
     engines.check(engine)  # Ray there, its cluster answering, a GPU to share: before any work
     legs, grid, keys = _plan(cfg, datasets, corpus_key(cfg), engine.precision)
     jobs = _selected(grid.jobs, engine.only)  # an --only that matches nothing: before any work too
+    _refuse_other_arithmetic(jobs, keys, out, engine.precision)  # records only read: before OUT is opened
     created = not out.exists()
     try:
         with run_lock(out, "ablate"):
             _open(cfg, out, force)
-            _refuse_other_arithmetic(jobs, keys, out, engine.precision)
             said = _Progress(len(jobs) - len(pending(out, jobs, keys)), on_done)
             outcomes = engines.run(jobs, keys, Env(cfg, str(out.resolve()), progress), engine, said)
             said.summary()
