@@ -590,15 +590,44 @@ class EngineConfig:
 
     def __post_init__(self) -> None:
         _check(self.engine in ENGINES, f"unknown --engine {self.engine!r} (choose {', '.join(ENGINES)})")
-        _check(self.workers >= 0, f"--workers must be >= 0, not {self.workers}")
-        _check(0 <= self.gpus_per_job <= 64, f"--gpus-per-job must be between 0 and 64, not {self.gpus_per_job}")
-        _check(0 <= self.pretrain_gpus <= 64, f"pretrain_gpus must be between 0 and 64, not {self.pretrain_gpus}")
+        _check(isinstance(self.workers, int) and 0 <= self.workers <= MAX_WORKERS,
+               f"--workers must be between 0 (one per CPU) and {MAX_WORKERS}, not {self.workers}")
+        f = self.gpus_per_job
+        _check(isinstance(f, (int, float)) and (f == 0 or 0 < f <= 1),
+               f"--gpus-per-job must be a share of one GPU, 0 < f <= 1 (0.5: two jobs share one), not {f}")
+        p = self.pretrain_gpus
+        _check(isinstance(p, (int, float)) and (p == 0 or 0 < p <= 1),
+               f"pretrain_gpus must be a share of one GPU, 0 < f <= 1 (0: a whole GPU each), not {p}")
         _check(self.engine == "ray" or self.address is None, "--address needs --engine ray")
+        if self.address is not None:
+            split_address(self.address)
         _check(self.engine != "local" or self.gpus_per_job == 0, "--gpus-per-job needs --engine ray or processes")
         _check(isinstance(self.only, tuple) and all(isinstance(p, str) and p.strip() for p in self.only),
                f"--only takes job-key patterns such as 'finetune/small/NAME/p0/*', not {self.only!r}")
         _check(self.precision is None or re.fullmatch(r"[a-z]+:(bf16|fp32)", str(self.precision)) is not None,
                f"--precision must read DEVICE:bf16 or DEVICE:fp32 (cuda:bf16, cpu:fp32...), not {self.precision!r}")
+
+
+MAX_WORKERS = 1024  # jobs (processes, Ray CPUs) or torch threads at a time: more is a typo, not a machine
+
+
+def split_address(address: str) -> tuple[str, int]:
+    """(host, port) of a Ray ``--address`` HOST:PORT or ray://HOST:PORT ('auto': ("auto", 0)); a
+    malformed one is a ConfigError."""
+    from urllib.parse import urlsplit  # lazy: one use
+
+    if address == "auto":
+        return "auto", 0
+    rest = address[len("ray://"):] if address.startswith("ray://") else address
+    try:
+        parts = urlsplit("//" + rest)
+        host, port = parts.hostname, parts.port
+    except ValueError:
+        host = port = None
+    _check(bool(host) and port is not None and 0 < port and not any(c.isspace() for c in address)
+           and rest == parts.netloc,
+           f"--address must read HOST:PORT, ray://HOST:PORT or auto (a running Ray cluster), not {address!r}")
+    return host, port
 
 
 MAX_SEQ_LEN = 512  # the absolute positions of the BERT-family models biotok-train builds and continues

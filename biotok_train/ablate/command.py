@@ -140,11 +140,14 @@ ENGINE_OPTIONS = (
                       "instance (--workers) or a running cluster (--address); processes: in parallel in --workers "
                       "processes of this machine, where Ray is not installed. The result is the same."),
     click.option("--workers", type=int, default=_eng("workers"), show_default=True,
-                 help="local: torch threads; ray, processes: jobs at a time on this machine, one per CPU (0: all)."),
+                 help="local: torch threads; ray, processes: jobs at a time on this machine, one per CPU (0: all; "
+                      "at most 1024)."),
     click.option("--gpus-per-job", type=float, default=_eng("gpus_per_job"), show_default=True,
-                 help="ray, processes: GPUs each fine-tuning job asks for (0.5: two share one GPU)."),
+                 help="ray, processes: the share of one GPU each fine-tuning job asks for, 0 < f <= 1 (0.5: two share "
+                      "one GPU; 0: the CPUs)."),
     click.option("--address", default=_eng("address"), metavar="HOST:PORT",
-                 help="ray: a running Ray cluster ('auto': the one this node belongs to) instead of a local instance."),
+                 help="ray: a running Ray cluster (HOST:PORT, ray://HOST:PORT, or 'auto': the one this node belongs "
+                      "to) instead of a local instance; one that does not answer within seconds is refused."),
     click.option("--only", multiple=True, metavar="PATTERN",
                  help="Run just the jobs whose keys match PATTERN (repeatable; * spans slashes, e.g. "
                       "'finetune/small/tokA/p0/*') and the jobs they need: one piece of the grid for a short GPU slot. "

@@ -7,15 +7,23 @@ Each takes the same jobs and content keys, skip the jobs already done, run the o
 :func:`biotok_train.ablate.graph.execute` (which writes each record) and return every job's
 :class:`~biotok_train.ablate.graph.Outcome`: a failed job is one line, the jobs that need it are
 skipped, the others go on. The records are the same whichever engine wrote them.
+
+Stops are prompt: a job that fails on a full, read-only or forbidden disk stops the engine at
+once (:class:`~biotok.errors.OutputWriteError`, one line naming the file: every other job would
+fail the same way); so does SIGTERM or Ctrl-C in the driver, which stops the running jobs too (a
+pretraining saves a checkpoint first). A pool worker dies with its driver.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import signal
+import threading
+import time
 from typing import Any, Callable, Mapping, Optional, Sequence
 
-from biotok.errors import ConfigError
+from biotok.errors import ConfigError, OutputWriteError, Terminated
 from biotok_train.ablate.graph import DONE, FAILED, SKIPPED, Job, Outcome, execute, pending
 from biotok_train.config import EngineConfig
 
@@ -31,6 +39,37 @@ def run(jobs: Sequence[Job], keys: Mapping[str, str], env: Any, engine: EngineCo
     that ran (or was skipped) here settles, whatever the engine (jobs already done are not announced)."""
     runner = {"ray": run_ray, "processes": run_processes}.get(engine.engine, run_local)
     return runner(jobs, keys, env, engine, on_done=on_done)
+
+
+def check(engine: EngineConfig) -> None:
+    """What ``engine`` needs, checked before any work: Ray installed and its --address answering
+    (within a few seconds, not Ray's minutes of retries), and a GPU to share with --gpus-per-job."""
+    if engine.engine == "ray":
+        _ray()
+        if engine.address and engine.address != "auto":
+            _probe(engine.address)
+    if engine.gpus_per_job > 0 and not engine.address:  # a local instance or pool shares this machine's GPUs
+        _gpu_count()
+
+
+PROBE_SECONDS = 5.0  # how long --address may take to accept a connection
+
+
+def _probe(address: str, timeout: float = PROBE_SECONDS) -> None:
+    """A TCP connection to a Ray cluster's HOST:PORT (ray://HOST:PORT): a cluster that is not there
+    is one ConfigError now, instead of ray.init retrying for minutes and deaf to SIGTERM."""
+    import socket  # lazy: one use
+
+    from biotok_train.config import split_address  # lazy: one use
+
+    host, port = split_address(address)
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            pass
+    except OSError as e:
+        why = "no answer within %g s" % timeout if isinstance(e, socket.timeout) else (e.strerror or str(e))
+        raise ConfigError(f"--address {address}: no Ray cluster answers there ({why}); start one "
+                          "(ray start --head) or leave --address out for a local instance") from None
 
 
 def set_threads(n: int) -> None:
@@ -54,12 +93,15 @@ def run_local(jobs: Sequence[Job], keys: Mapping[str, str], env: Any, engine: En
 
 
 def _say(o: Outcome, on_done: OnDone = None) -> None:
+    """Tell ``on_done``; a job failed on the disk stops the engine here (one line naming the file)."""
     if on_done is not None:
         on_done(o)
+    if o.fatal:
+        raise OutputWriteError(f"{o.message}; the ablation stopped there (the same command resumes)")
     if o.status == SKIPPED:
         log.warning("job %s skipped: %s", o.key, o.message)
     elif o.status == DONE:
-        log.info("job %s done", o.key)
+        log.debug("job %s done", o.key)
 
 
 def _ray():
@@ -82,19 +124,41 @@ def start_ray(engine: EngineConfig):
     ray = _ray()
     if ray.is_initialized():
         return ray
-    if engine.address:
-        ray.init(address=engine.address, log_to_driver=False)
-    else:
-        gpus = None
-        if engine.gpus_per_job > 0:
-            import torch  # lazy: only to count the GPUs a local instance offers
+    with _keep_signal_handlers():
+        _init_ray(ray, engine)
+    return ray
 
-            gpus = torch.cuda.device_count()
-            if not gpus:
-                raise ConfigError("--gpus-per-job: this machine has no GPU (leave it out to fine-tune on the CPUs)")
+
+class _keep_signal_handlers:
+    """Ray's start-up puts its own SIGTERM and SIGINT handlers in place of this process's (a stack
+    dump, then abort): put back the ones there were (the CLI's: one line, a prompt stop)."""
+
+    SIGNALS = (signal.SIGTERM, signal.SIGINT)
+
+    def __enter__(self) -> None:
+        main = threading.current_thread() is threading.main_thread()
+        self.saved = {s: signal.getsignal(s) for s in self.SIGNALS} if main else {}
+
+    def __exit__(self, *exc) -> None:
+        for s, handler in self.saved.items():
+            if handler is not None:
+                signal.signal(s, handler)
+
+
+def _init_ray(ray, engine: EngineConfig) -> None:
+    """ray.init: to ``engine.address`` (probed first), else a local instance."""
+    if engine.address:
+        if engine.address != "auto":
+            _probe(engine.address)
+        try:
+            ray.init(address=engine.address, log_to_driver=False)
+        except (ConnectionError, RuntimeError, ValueError) as e:  # 'auto' with no cluster on this node...
+            first = next((x.strip() for x in str(e).splitlines() if x.strip()), type(e).__name__)
+            raise ConfigError(f"--address {engine.address}: Ray could not connect ({first[:200]})") from None
+    else:
+        gpus = _gpu_count() if engine.gpus_per_job > 0 else None  # the GPUs a local instance offers
         ray.init(num_cpus=engine.workers or os.cpu_count(), num_gpus=gpus, include_dashboard=False,
                  log_to_driver=False, runtime_env={"env_vars": {"OMP_NUM_THREADS": "1"}})
-    return ray
 
 
 def run_ray(jobs: Sequence[Job], keys: Mapping[str, str], env: Any, engine: EngineConfig,
@@ -119,8 +183,29 @@ def run_ray(jobs: Sequence[Job], keys: Mapping[str, str], env: Any, engine: Engi
         refs[job.key] = task.options(name=job.key, **options).remote(1, env, job, keys[job.key], *upstream)
     by_ref = {ref: key for key, ref in refs.items()}
     left = list(refs.values())
+    heard = _HeardSigterm()
+    try:
+        with heard:
+            _wait_ray(ray, left, by_ref, outcomes, on_done)
+    except BaseException as e:  # SIGTERM, Ctrl-C or a full disk: the tasks still running or waiting stop too
+        for ref in left:
+            try:
+                ray.cancel(ref, force=True)
+            except Exception:  # noqa: BLE001  (already finished)
+                pass
+        if heard.yes and isinstance(e, KeyboardInterrupt) and not isinstance(e, Terminated):
+            raise Terminated() from None  # Ray's wait turns any signal into a KeyboardInterrupt
+        raise
+    return {job.key: _settled(job, outcomes) for job in jobs}
+
+
+def _wait_ray(ray, left: list, by_ref: dict, outcomes: dict, on_done: OnDone) -> None:
+    """Collect the tasks' outcomes as they finish (``left`` shrinks as they do)."""
     while left:
-        ready, left = ray.wait(left, num_returns=1)
+        ready, rest = ray.wait(left, num_returns=1, timeout=1.0)  # a second at most: signals are heard
+        left[:] = rest
+        if not ready:
+            continue
         key = by_ref[ready[0]]
         try:
             outcomes[key] = ray.get(ready[0])
@@ -128,7 +213,29 @@ def run_ray(jobs: Sequence[Job], keys: Mapping[str, str], env: Any, engine: Engi
             outcomes[key] = _lost(key, e)
             log.error("job %s failed: %s", key, outcomes[key].message)
         _say(outcomes[key], on_done)
-    return {job.key: _settled(job, outcomes) for job in jobs}
+
+
+class _HeardSigterm:
+    """Notes a SIGTERM (then calls the handler there was) while in effect, in the main thread."""
+
+    def __init__(self) -> None:
+        self.yes, self.previous = False, None
+
+    def __enter__(self) -> "_HeardSigterm":
+        if threading.current_thread() is threading.main_thread():
+            previous = signal.getsignal(signal.SIGTERM)
+            if callable(previous):
+                self.previous = previous
+                signal.signal(signal.SIGTERM, self._heard)
+        return self
+
+    def _heard(self, signum, frame) -> None:
+        self.yes = True
+        self.previous(signum, frame)
+
+    def __exit__(self, *exc) -> None:
+        if self.previous is not None:
+            signal.signal(signal.SIGTERM, self.previous)
 
 
 def run_processes(jobs: Sequence[Job], keys: Mapping[str, str], env: Any, engine: EngineConfig,
@@ -147,8 +254,8 @@ def run_processes(jobs: Sequence[Job], keys: Mapping[str, str], env: Any, engine
     workers = engine.workers or os.cpu_count() or 1
     while todo:
         running: dict[Any, Job] = {}
-        with cf.ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn"), initializer=set_threads,
-                                    initargs=(1,)) as pool:
+        with cf.ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn"), initializer=_worker_start,
+                                    initargs=(1, os.getpid())) as pool, _stopping(pool):
             while todo or running:
                 busy, before = sum(ask[j.key] for j in running.values()), len(todo)
                 for job in list(todo):
@@ -169,7 +276,7 @@ def run_processes(jobs: Sequence[Job], keys: Mapping[str, str], env: Any, engine
                     if todo and len(todo) == before:  # nothing runs and nothing can start: a need never planned
                         raise ConfigError(f"job {todo[0].key} needs a job that is neither planned nor done")
                     continue
-                finished, _ = cf.wait(running, return_when=cf.FIRST_COMPLETED)
+                finished, _ = cf.wait(running, timeout=1.0, return_when=cf.FIRST_COMPLETED)
                 broken = False
                 for f in finished:
                     job = running.pop(f)
@@ -188,15 +295,68 @@ def run_processes(jobs: Sequence[Job], keys: Mapping[str, str], env: Any, engine
     return {job.key: _settled(job, outcomes) for job in jobs}
 
 
+WORKER_GRACE = 10.0  # seconds a stopped worker has to end (a pretraining saves its checkpoint) before SIGKILL
+
+
+def _worker_start(threads: int, driver: int) -> None:
+    """A pool worker: ``threads`` torch threads; Ctrl-C is the driver's to handle (it stops the
+    workers with SIGTERM, which a pretraining turns into a checkpoint); and it dies with the driver."""
+    set_threads(threads)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # a pretraining listens again while it runs (loop._Stop)
+    threading.Thread(target=_watch_driver, args=(driver,), name="biotok-watch-driver", daemon=True).start()
+
+
+def _watch_driver(driver: int, every: float = 0.5) -> None:
+    """End this worker at once when its driver is gone (its parent changed): nothing would collect
+    its result, and a rerun must not meet it still writing (its job resumes from its last
+    checkpoint, or starts over)."""
+    while os.getppid() == driver:
+        time.sleep(every)
+    os._exit(1)
+
+
+class _stopping:
+    """Around a process pool: when the driver stops (SIGTERM, Ctrl-C, a full disk...), its workers
+    are sent SIGTERM and given :data:`WORKER_GRACE` seconds, then killed, before the pool closes
+    (its own exit would wait for every running job to finish)."""
+
+    def __init__(self, pool) -> None:
+        self.pool = pool
+
+    def __enter__(self) -> "_stopping":
+        return self
+
+    def __exit__(self, kind, exc, tb) -> None:
+        if kind is None:
+            return
+        procs = [p for p in list((getattr(self.pool, "_processes", None) or {}).values()) if p.is_alive()]
+        for p in procs:
+            p.terminate()
+        deadline = time.monotonic() + WORKER_GRACE
+        for p in procs:
+            p.join(max(0.0, deadline - time.monotonic()))
+        for p in procs:
+            if p.is_alive():
+                p.kill()
+                p.join(1.0)
+        self.pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _gpu_count() -> int:
+    """The GPUs this machine has; none: ConfigError (--gpus-per-job shares a GPU that is not there)."""
+    import torch  # lazy: only to count the GPUs
+
+    gpus = torch.cuda.device_count()
+    if not gpus:
+        raise ConfigError("--gpus-per-job: this machine has no GPU (leave it out to fine-tune on the CPUs)")
+    return gpus
+
+
 def _gpu_asks(jobs: Sequence[Job], engine: EngineConfig, gpus: int | None) -> tuple[dict[str, float], int]:
     """Each job's share of a GPU as Ray reads ``--gpus-per-job``, and the GPUs there are (None:
     this machine's); a share no GPU can give, or a share on a machine without one: ConfigError."""
     if engine.gpus_per_job > 0 and gpus is None:
-        import torch  # lazy: only to count the GPUs
-
-        gpus = torch.cuda.device_count()
-        if not gpus:
-            raise ConfigError("--gpus-per-job: this machine has no GPU (leave it out to fine-tune on the CPUs)")
+        gpus = _gpu_count()
     ask = {j.key: (engine.gpus_per_job if j.shares_gpu else engine.pretrain_gpus or j.gpus)
            if j.gpus > 0 and engine.gpus_per_job > 0 else 0.0
            for j in jobs}
@@ -220,4 +380,4 @@ def _settled(job: Job, outcomes: Mapping[str, Outcome]) -> Outcome:
     return o
 
 
-__all__ = ["run", "run_local", "run_processes", "run_ray", "set_threads", "start_ray"]
+__all__ = ["check", "run", "run_local", "run_processes", "run_ray", "set_threads", "start_ray"]

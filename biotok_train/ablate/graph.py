@@ -13,6 +13,7 @@ ship them to other processes or machines (Ray). Results are JSON values.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import logging
@@ -51,12 +52,16 @@ class Job:
 
 @dataclass(frozen=True)
 class Outcome:
-    """What happened to a job: done (its result), failed (one line) or skipped (a need did not finish)."""
+    """What happened to a job: done (its result), failed (one line) or skipped (a need did not finish).
+    ``seconds``: its wall time where it ran; ``fatal``: it failed on a full, read-only or forbidden
+    disk, which every other job would meet too (an engine stops there, its message naming the file)."""
 
     key: str
     status: str
     result: Any = None
     message: str = ""
+    seconds: float = 0.0
+    fatal: bool = False
 
 
 def digest(*parts: Any) -> str:
@@ -155,28 +160,56 @@ def one_line(e: BaseException) -> str:
     return text if isinstance(e, (BiotokError, OSError)) else f"{type(e).__name__}: {text}"
 
 
+DISK_ERRORS = (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES)  # every job would meet them: stop
+
+
+def disk_error(e: BaseException) -> OSError | None:
+    """The OSError of a full, read-only or forbidden disk behind ``e`` (itself, one it wraps or was
+    raised from, or one a Rust library spelled out), else None."""
+    from biotok.output import as_os_error  # lazy: keeps job pickles small
+
+    seen = set()
+    while e is not None and id(e) not in seen:
+        seen.add(id(e))
+        oe = as_os_error(e)
+        if oe is not None and oe.errno in DISK_ERRORS:
+            return oe
+        e = e.__cause__ or e.__context__
+    return None
+
+
 def execute(env: Any, job: Job, content: str, *upstream: Outcome) -> Outcome:
     """Run ``job`` (unless a need did not finish), write its record and its cost; never raises for
-    the job's own failure: a failed job is an :class:`Outcome` with one line."""
+    the job's own failure: a failed job is an :class:`Outcome` with one line (``fatal`` on a disk
+    error, said by the engine that stops, not here)."""
     bad = next((u for u in upstream if u.status != DONE), None)
     if bad is not None:
         return Outcome(job.key, SKIPPED, message=f"needs {bad.key}, which {bad.status}")
     out = Path(env.out)
+    cpu, wall = time.process_time(), time.perf_counter()
     try:
         _start_over_if_stale(out, job, content)
-        cpu, wall = time.process_time(), time.perf_counter()
         result = job.run(env, *job.args, needs={u.key: u.result for u in upstream})
         cost = {"cpu_s": round(time.process_time() - cpu, 2), "wall_s": round(time.perf_counter() - wall, 2),
                 "device": _device(job)}
         write_json(record_path(out, job.key), {"key": job.key, "inputs": content, "result": result}, indent=None)
         write_json(cost_path(out, job.key), cost)
     except Exception as e:  # noqa: BLE001  (any failure of one job is reported, the others go on)
-        message = one_line(e)
+        seconds, message = time.perf_counter() - wall, one_line(e)
+        where = out / job.owns[0] if job.owns else record_path(out, job.key)
         if isinstance(e, OSError) and not e.filename:  # a write that failed without naming its file
-            message += f" (writing {out / job.owns[0] if job.owns else record_path(out, job.key)})"
+            message += f" (writing {where})"
+        from biotok.errors import BiotokError, OutputWriteError  # lazy: keeps job pickles small
+        from biotok.output import os_error_message  # lazy: as above
+
+        oe = disk_error(e)
+        if oe is not None or isinstance(e, OutputWriteError):  # the disk: every job would fail so, stop
+            # a biotok error names its file already; an OSError names its own, else the job's
+            text = one_line(e) if isinstance(e, BiotokError) else os_error_message(oe, oe.filename or where)
+            return Outcome(job.key, FAILED, message=f"job {job.key}: {text}", seconds=seconds, fatal=True)
         log.error("job %s failed: %s", job.key, message)
-        return Outcome(job.key, FAILED, message=message)
-    return Outcome(job.key, DONE, result)
+        return Outcome(job.key, FAILED, message=message, seconds=seconds)
+    return Outcome(job.key, DONE, result, seconds=time.perf_counter() - wall)
 
 
 def _device(job: Job) -> str:
@@ -210,5 +243,6 @@ def costs(out: str | os.PathLike[str], keys: Iterable[str]) -> dict[str, dict]:
     return rows
 
 
-__all__ = ["DONE", "FAILED", "SKIPPED", "Job", "Outcome", "content_keys", "costs", "digest", "execute", "pending",
+__all__ = ["DISK_ERRORS", "DONE", "FAILED", "SKIPPED", "Job", "Outcome", "content_keys", "costs", "digest",
+           "disk_error", "execute", "pending",
            "read_record", "record_path", "select", "write_json"]

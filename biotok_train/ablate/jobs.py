@@ -160,26 +160,49 @@ def _model_path(env: Env, model: str) -> Path:
 
 def pretrain(env: Env, size: str, vocab: str, seed: int, rel_dir: str, init: str | None, needs: dict) -> dict:
     """``budget`` MLM steps from ``init`` (None: a fresh BERT of ``size``), in chunks ending at the
-    curve's steps, each saved as a model (OUT/REL_DIR/curve/step-K); resumes a killed run."""
-    from biotok_train.pretrain import checkpoint as ckpt  # lazy: torch
-    from biotok_train.pretrain.loop import pretrain as run_pretrain  # lazy: torch
+    curve's steps, each saved as a model (OUT/REL_DIR/curve/step-K); resumes a run stopped at a
+    checkpoint, and starts over one killed before its first (what it left is not a run to continue)."""
+    from biotok_train.pretrain.checkpoint import STATE  # lazy: torch
 
     cfg, d = env.cfg, Path(env.out) / rel_dir
     model = d / "model"
     pcfg = cfg.pretrain_config(size, seed, None if init is None else _model_path(env, init))
     res = None
-    for stop in [*cfg.curve, cfg.budget]:
-        if stop < cfg.budget and (snapshot_dir(d, stop) / "config.json").is_file():
-            continue
-        res = run_pretrain(data_dir(Path(env.out), vocab), pcfg, model, resume=(model / ckpt.STATE).exists(),
-                           stop_after=stop, progress=env.progress)
-        if stop < cfg.budget:
-            _snapshot(model, snapshot_dir(d, stop))
+    while res is None:
+        for stop in [*cfg.curve, cfg.budget]:
+            if stop < cfg.budget and (snapshot_dir(d, stop) / "config.json").is_file() and (model / STATE).is_file():
+                continue  # that chunk is done, and the checkpoint goes on from there
+            res = _pretrain_chunk(env, vocab, pcfg, model, stop)
+            if res is None:  # its checkpoint could not be read: removed, every chunk again from the start
+                break
+            if stop < cfg.budget:
+                _snapshot(model, snapshot_dir(d, stop))
     rows = [json.loads(line) for line in (model / "metrics.jsonl").read_text(encoding="utf-8").splitlines()
             if line.strip()]
     return {"steps": int(res.steps), "final_loss": float(res.final_loss),
             "tokens_seen": int(rows[-1]["tokens"]) if rows else 0,
             "loss_curve": [[r["step"], round(r["loss"], 4)] for r in rows if "loss" in r]}
+
+
+def _pretrain_chunk(env: Env, vocab: str, pcfg, model: Path, stop: int):
+    """Pretrain ``model`` up to step ``stop``: from its checkpoint when it has one, else (a run killed
+    before its first save) from the start, over what is there. A checkpoint that cannot be read is
+    removed with its run: None (the caller starts every chunk again)."""
+    from biotok.errors import DataError  # lazy: as the others
+    from biotok_train.pretrain.checkpoint import STATE  # lazy: torch
+    from biotok_train.pretrain.loop import pretrain as run_pretrain  # lazy: torch
+
+    data = data_dir(Path(env.out), vocab)
+    if (model / STATE).exists():
+        try:
+            return run_pretrain(data, pcfg, model, resume=True, stop_after=stop, progress=env.progress)
+        except DataError as e:
+            if str(model / STATE) not in str(e):  # the data, not the checkpoint
+                raise
+            log.warning("%s cannot be resumed (%s): its pretraining starts over", model, str(e).split(";")[0])
+            shutil.rmtree(model)
+            return None
+    return run_pretrain(data, pcfg, model, force=True, stop_after=stop, progress=env.progress)
 
 
 def _snapshot(model_dir: Path, out: Path) -> None:

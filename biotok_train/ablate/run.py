@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 import os
 import shutil
+import time
 from pathlib import Path
 
 from biotok.errors import BiotokError, ConfigError, OutputExistsError
@@ -159,14 +160,17 @@ def run_ablation(cfg: AblationConfig, out: str | os.PathLike[str], progress: boo
     ``on_done(outcome)``: called here as each job settles (a slot rewrites its archive there)."""
     out = Path(out)
     datasets = _check_inputs(cfg, out)  # a wrong input fails here, before anything is written
+    engines.check(engine)  # Ray there, its cluster answering, a GPU to share: before any work
+    legs, grid, keys = _plan(cfg, datasets, corpus_key(cfg), engine.precision)
+    jobs = _selected(grid.jobs, engine.only)  # an --only that matches nothing: before any work too
+    _refuse_other_arithmetic(jobs, keys, out, engine.precision)  # records only read: before OUT is opened
     created = not out.exists()
     try:
         with run_lock(out, "ablate"):
-            corpus = _open(cfg, out, force)
-            legs, grid, keys = _plan(cfg, datasets, corpus, engine.precision)
-            jobs = _selected(grid.jobs, engine.only)
-            _refuse_other_arithmetic(jobs, keys, out, engine.precision)
-            outcomes = engines.run(jobs, keys, Env(cfg, str(out.resolve()), progress), engine, on_done)
+            _open(cfg, out, force)
+            said = _Progress(len(jobs) - len(pending(out, jobs, keys)), on_done)
+            outcomes = engines.run(jobs, keys, Env(cfg, str(out.resolve()), progress), engine, said)
+            said.summary()
             _check_done(outcomes, out)
             if len(jobs) < len(grid.jobs):
                 outcomes = pending(out, grid.jobs, keys)
@@ -180,6 +184,41 @@ def run_ablation(cfg: AblationConfig, out: str | os.PathLike[str], progress: boo
         if created and not (out / "jobs").is_dir():  # nothing worth resuming yet: leave no partial folder
             shutil.rmtree(out, ignore_errors=True)
         raise
+
+
+class _Progress:
+    """``on_done`` of the driver: one line per job finished, whatever the engine (its key, seconds,
+    jobs done and left, an ETA from the mean so far), on the library's log (stderr from the CLI,
+    terminal or not; off with --quiet); then calls the caller's ``on_done``."""
+
+    def __init__(self, total: int, then: engines.OnDone = None) -> None:
+        self.total, self.then, self.start = total, then, time.monotonic()
+        self.settled: dict[str, int] = {}
+
+    def __call__(self, o) -> None:
+        self.settled[o.status] = self.settled.get(o.status, 0) + 1
+        n = sum(self.settled.values())
+        if o.status == DONE:
+            left = max(0, self.total - n)
+            eta = f", ETA {_duration((time.monotonic() - self.start) / n * left)}" if left else ""
+            log.info("job %d/%d done: %s in %s; %d left%s", n, self.total, o.key, _duration(o.seconds), left, eta)
+        if self.then is not None:
+            self.then(o)
+
+    def summary(self) -> None:
+        """One line once the engine has settled every job it ran (none: nothing said)."""
+        if self.settled:
+            counts = ", ".join(f"{v} {k}" for k, v in sorted(self.settled.items()))
+            log.info("%d job%s run in %s (%s)", sum(self.settled.values()), "s" * (sum(self.settled.values()) != 1),
+                     _duration(time.monotonic() - self.start), counts)
+
+
+def _duration(seconds: float) -> str:
+    """3.2 s, 4 min 05 s, 2 h 07 min."""
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    m, s = divmod(int(round(seconds)), 60)
+    return f"{m} min {s:02d} s" if m < 60 else f"{m // 60} h {m % 60:02d} min"
 
 
 def _plan(cfg: AblationConfig, datasets: dict, corpus: str, precision: str | None) -> tuple[list, Grid, dict]:
@@ -249,9 +288,9 @@ def _report(res: Results) -> AblationReport:
     return write_report(res, arms, comparisons, floors, rankings, sentences, mlm_floors, probed)
 
 
-def _open(cfg: AblationConfig, out: Path, force: bool) -> str:
+def _open(cfg: AblationConfig, out: Path, force: bool) -> None:
     """Start or resume OUT: config.json (a resumed run must have the same recipe unless ``force``),
-    the corpus split (redone when the corpus changed). Returns the corpus key."""
+    the corpus split (redone when the corpus changed)."""
     cfg_file = out / "config.json"
     if cfg_file.is_file():
         try:
@@ -268,6 +307,5 @@ def _open(cfg: AblationConfig, out: Path, force: bool) -> str:
                               "--force to run this recipe there (jobs whose inputs did not change are kept)")
     write_json(cfg_file, {"recipe": cfg.recipe(), "tokenizers": list(cfg.tokenizers)}, indent=2)
     split_corpus(cfg, out)
-    return corpus_key(cfg)
 
 

@@ -165,5 +165,9 @@ def load_state(out: Path, map_location: str | torch.device = "cpu") -> dict | No
 
 
 def write_run_meta(out: Path, meta: dict) -> None:
-    """biotok_pretrain.json: the run config, fingerprint and the step of the last checkpoint."""
-    (out / RUN_META).write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+    """biotok_pretrain.json: the run config, fingerprint and the step of the last checkpoint
+    (temp then rename: a run killed while saving never leaves half a file)."""
+    from biotok.output import atomic_file
+
+    with atomic_file(out / RUN_META, force=True) as tmp:
+        tmp.write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")

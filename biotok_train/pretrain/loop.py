@@ -93,10 +93,10 @@ def pretrain(
                 # log: one device sync per interval
                 if (step + 1) % config.log_every == 0 or done:
                     log.flush()
-                # Ctrl-C or SIGTERM on any rank: checkpoint, then stop
+                # Ctrl-C or SIGTERM on any rank: checkpoint, then stop; the steps not yet logged are kept
+                # in the checkpoint (a row here would split the next one: a resumed run logs as a straight one)
                 if D.any_flag(stop.flag, run.dist):
-                    log.flush()
-                    _save(run, step + 1)
+                    _save(run, step + 1, pending=log.hold())
                     stop.raise_()
                 # periodic checkpoint
                 if config.save_every and (step + 1) % config.save_every == 0 and not done:
@@ -154,6 +154,7 @@ class _Run:
     losses: list[float] = field(default_factory=list)
     tokens_seen: int = 0
     base_position: int = 0  # samples consumed before ``start`` (kept across resumes)
+    held: list = field(default_factory=list)  # [step, metrics] not yet logged when the checkpoint was saved
     n_params: int = 0
     peak: float | None = None  # TFLOP/s (None: no MFU)
     flops_per_token: float = 0.0  # training FLOPs per token (biotok_train.pretrain.flops)
@@ -258,6 +259,7 @@ def _build(packed: PackedData, d: D.Dist, config: PretrainConfig, out: Path, res
         ckpt.set_rng_state(state["rng"])
         run.start, run.losses, run.tokens_seen = int(state["step"]), list(state["losses"]), int(state.get("tokens", 0))
         run.base_position = int(state["data_position"])
+        run.held = [(int(s), dict(m)) for s, m in state.get("pending", [])]
     if d.enabled:
         from torch.nn.parallel import DistributedDataParallel as DDP
 
@@ -367,7 +369,7 @@ class _Log:
         # a bar on a terminal, a line every 30 s off it (biotok.progress)
         self.bar = Progress(run.config.steps, f"{run.config.objective}/{name}", initial=run.start,
                             enabled=progress and main, with_fields=True)
-        self.pending: list[tuple[int, dict]] = []
+        self.pending: list[tuple[int, dict]] = list(run.held)  # a resumed run logs them with its next row
         self.window_tokens, self.window_start = 0, time.perf_counter()
         self.run_tokens, self.run_start, self.elapsed = 0, time.perf_counter(), 0.0
         self.last: dict = {}
@@ -414,6 +416,13 @@ class _Log:
         self.last = row
         self.pending, self.window_tokens, self.window_start = [], 0, time.perf_counter()
 
+    def hold(self) -> list:
+        """The pending steps' metrics as plain numbers (one device sync, every rank), without logging
+        them: what a checkpoint taken between two rows keeps for the resumed run's next row."""
+        run = self.run
+        return [[step, {k: float(D.mean(v, run.dist)) if torch.is_tensor(v) else float(v) for k, v in metrics.items()}]
+                for step, metrics in self.pending]
+
     def __enter__(self) -> "_Log":
         return self
 
@@ -446,9 +455,10 @@ def _type_vocab_size(module) -> int:
     return int(getattr(getattr(hf, "config", None), "type_vocab_size", 2) or 2)
 
 
-def _save(run: _Run, step: int, digests: list[str] | None = None) -> None:
+def _save(run: _Run, step: int, digests: list[str] | None = None, pending: list | None = None) -> None:
     """Rank 0 writes the HF model + tokenizer, the training state and biotok_pretrain.json (whose
-    ``step`` marks the last checkpoint); every rank waits for it."""
+    ``step`` marks the last checkpoint); every rank waits for it. ``pending``: the steps since the
+    last metrics row (a stop between two rows), restored by the resumed run."""
     cfg, d, packed = run.config, run.dist, run.packed
     if d.main:
         ckpt.save_model(run.module, run.out)
@@ -459,6 +469,7 @@ def _save(run: _Run, step: int, digests: list[str] | None = None) -> None:
             "scheduler": run.scheduler.state_dict(), "rng": ckpt.rng_state(), "step": step,
             "data_position": run.base_position + (step - run.start) * run.per_step, "losses": run.losses,
             "tokens": run.tokens_seen, "config": cfg.to_dict(), "fingerprint": packed.fingerprint,
+            "pending": pending or [],
         })
         ckpt.write_run_meta(run.out, {
             "config": cfg.to_dict(), "step": step, "tokenizer_fingerprint": packed.fingerprint,

@@ -58,9 +58,9 @@ def test_more_gpus_than_the_machine_has_is_refused(tmp_path):
     from biotok.errors import ConfigError
 
     jobs = [Job("x", T.add, ("x",), gpus=1.0, shares_gpu=True)]
-    with pytest.raises(ConfigError, match=r"--gpus-per-job 2: this machine has 1 GPU\(s\)"):
+    with pytest.raises(ConfigError, match=r"--gpus-per-job 0.5: this machine has 0 GPU\(s\)"):
         run_processes(jobs, content_keys(jobs), T.ToyEnv(str(tmp_path)),
-                      EngineConfig(engine="processes", gpus_per_job=2), gpus=1)
+                      EngineConfig(engine="processes", gpus_per_job=0.5), gpus=0)
 
 
 def test_a_need_that_is_neither_planned_nor_done_is_refused(tmp_path):

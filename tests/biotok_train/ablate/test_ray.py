@@ -71,10 +71,10 @@ def test_gpu_fractions_are_respected(tmp_path, fraction, overlap):
     assert [out[k].result["saw_other_running"] for k in "xy"] == [overlap, overlap]
 
 
-def test_more_gpus_than_the_cluster_has_is_refused(tmp_path):
+def test_more_than_one_gpu_per_job_is_refused_before_the_cluster_is_asked(tmp_path):
     from biotok.errors import ConfigError
 
-    with pytest.raises(ConfigError, match="has 1 GPU"):
+    with pytest.raises(ConfigError, match=r"0 < f <= 1"):
         run_ray(T.plan(), content_keys(T.plan()), T.ToyEnv(str(tmp_path)), EngineConfig(engine="ray", gpus_per_job=2))
 
 
@@ -125,3 +125,23 @@ def test_a_real_ablation_is_byte_identical_local_ray_and_after_a_kill(tmp_path, 
     assert not (out / "ablation.json").exists() and (out / "jobs").is_dir()
     run_ablation(cfg, out, progress=False)
     assert (out / "ablation.json").read_bytes() == reference
+
+
+def test_a_line_per_finished_job_with_ray(caplog, tmp_path):
+    """Issue 39: a Ray run printed nothing beyond Ray's start-up while jobs finished."""
+    from tests.biotok_train.ablate.test_progress import LINE, progress_lines
+
+    lines, heard = progress_lines(caplog, RAY, tmp_path)
+    assert all(LINE.match(line) for line in lines[:-1]) and len(lines) == 6, lines
+    assert lines[-1].startswith("5 jobs run in ") and sorted(o.key for o in heard) == list("abcde")
+
+
+def test_a_disk_error_stops_ray_in_one_line(tmp_path):
+    import errno
+
+    from biotok.errors import OutputWriteError
+
+    jobs = T.plan(disk=errno.ENOSPC)
+    with pytest.raises(OutputWriteError, match=r"^job b: cannot write .*b\.json: no space left"):
+        run_ray(jobs, content_keys(jobs), T.ToyEnv(str(tmp_path)), RAY)
+    assert not (tmp_path / "jobs" / "c.json").exists() and not (tmp_path / "jobs" / "e.json").exists()

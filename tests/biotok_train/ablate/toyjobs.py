@@ -56,15 +56,42 @@ def rendezvous(env: ToyEnv, name: str, other: str, wait: float, needs: dict) -> 
     return {"name": name, "saw_other_running": seen, "value": 1}
 
 
-def plan(kill: bool = False, bad: bool = False) -> list:
-    """a; b needs a (it fails, or kills its worker once); c needs a and b; d alone; e needs c."""
+def disk_error(env: ToyEnv, name: str, code: int, needs: dict) -> dict:
+    """Fails as a full (ENOSPC) or read-only (EROFS, EACCES) disk does, naming no file."""
+    raise OSError(code, os.strerror(code))
+
+
+def wait_for(env: ToyEnv, name: str, path: str, wait: float, needs: dict) -> dict:
+    """Marks its start, then runs until OUT/PATH exists (or ``wait`` seconds), then marks its end."""
+    d = Path(env.out)
+    (d / f"{name}.start").write_text(str(os.getpid()), encoding="utf-8")
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < wait and not (d / path).exists():
+        time.sleep(0.05)
+    (d / f"{name}.end").write_text("x", encoding="utf-8")
+    return add(env, name, needs)
+
+
+def plan(kill: bool = False, bad: bool = False, disk: int = 0) -> list:
+    """a; b needs a (it fails, fails on the disk with errno ``disk``, or kills its worker once);
+    c needs a and b; d alone; e needs c."""
     from biotok_train.ablate.graph import Job  # lazy: Ray workers import this module for the functions only
 
-    b = die_once if kill else fail if bad else add
-    return [Job("a", add, ("a",)), Job("b", b, ("b",), ("a",)), Job("c", add, ("c",), ("a", "b")),
+    if disk:
+        b = Job("b", disk_error, ("b", disk), ("a",))
+    else:
+        b = Job("b", die_once if kill else fail if bad else add, ("b",), ("a",))
+    return [Job("a", add, ("a",)), b, Job("c", add, ("c",), ("a", "b")),
             Job("d", add, ("d",)), Job("e", add, ("e",), ("c",))]
 
 
 def report(out: str | os.PathLike[str], outcomes: dict) -> bytes:
     """A toy report: every job's result, sorted, as JSON bytes."""
     return json.dumps({k: o.result for k, o in sorted(outcomes.items())}, sort_keys=True).encode()
+
+
+def fail_on_disk_when(env: ToyEnv, name: str, path: str, code: int, needs: dict) -> dict:
+    """Waits until OUT/PATH exists (another job runs), then fails as a disk error ``code``."""
+    while not (Path(env.out) / path).exists():
+        time.sleep(0.05)
+    return disk_error(env, name, code, needs)
