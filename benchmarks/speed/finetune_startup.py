@@ -126,7 +126,7 @@ def fine_tune_phases(model: Path, task: str, seeds: list[int], quick: bool, work
     recipe = FinetuneConfig()
     sizes = {"train": len(data.train), "dev": len(data.dev), "test": len(data.test)}
     seeds_out = []
-    real = {"_setup": engine._setup, "_evaluate": engine._evaluate, "_forward": engine._forward,
+    real = {"_setup": engine._setup, "_evaluate": engine._Run.evaluate, "_forward": engine._forward,
             "clip_and_step": optim.clip_and_step, "_epoch": engine._Run._epoch, "backward": torch.Tensor.backward,
             "encode": engine._Encoded.__call__}
     for seed in seeds:
@@ -139,7 +139,7 @@ def fine_tune_phases(model: Path, task: str, seeds: list[int], quick: bool, work
         head.score = s.wrap("score", head.score)
         fwd_train, fwd_eval = s.wrap("train forward", real["_forward"]), s.wrap("eval forward", real["_forward"])
         engine._setup = s.wrap("load model+tokenizer", real["_setup"])
-        engine._evaluate = s.wrap("evaluate (dev, test)", real["_evaluate"])
+        engine._Run.evaluate = s.wrap("evaluate (dev, test)", real["_evaluate"])
         engine._forward = lambda *a, **k: (fwd_eval if torch.is_inference_mode_enabled() else fwd_train)(*a, **k)
         engine._Run._epoch = s.wrap("train epochs", real["_epoch"])
         torch.Tensor.backward = s.wrap("backward", real["backward"])
@@ -154,7 +154,7 @@ def fine_tune_phases(model: Path, task: str, seeds: list[int], quick: bool, work
                      "recipe_steps": math.ceil(encoded[0] / recipe.batch_size) * recipe.epochs, "recipe_epochs": recipe.epochs,
                      "evaluations": len(r.history) + 1, "device": str(next(r.trained.model.parameters()).device)}
         finally:
-            engine._setup, engine._evaluate, engine._forward = real["_setup"], real["_evaluate"], real["_forward"]
+            engine._setup, engine._Run.evaluate, engine._forward = real["_setup"], real["_evaluate"], real["_forward"]
             engine._Run._epoch, torch.Tensor.backward = real["_epoch"], real["backward"]
             engine._Encoded.__call__ = real["encode"]
             optim.clip_and_step = real["clip_and_step"]

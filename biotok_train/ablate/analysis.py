@@ -136,13 +136,29 @@ def _task_rows(res: Results, task: str, runs: dict[str, dict]):
     key = (task, tuple((k, id(r)) for k, r in sorted(runs.items())))
     if key not in res.row_cache:
         preds = {k: decode(r["predictions"]) for k, r in runs.items()}
-        res.row_cache[key] = (_rows(res, task, preds, {k: r["score"] for k, r in runs.items()},
-                                    next(iter(runs.values()))["labels"]), runs)  # runs kept: their ids stay theirs
+        labels = next(iter(runs.values()))["labels"]
+        made = _rows(res, task, preds, {k: r["score"] for k, r in runs.items()}, labels)
+        res.row_cache[key] = (made, runs)  # runs kept: their ids stay theirs
+        res.row_cache[("preds", id(made[0]))] = (task, preds, labels)
     return res.row_cache[key][0]
 
 
-def _rows(res: Results, task: str, preds: dict[str, list], scores: dict[str, float], labels: list):
-    """:func:`_task_rows` of decoded predictions ``preds`` whose head scores are ``scores``."""
+def _paired(res: Results, a: tuple, b: tuple) -> tuple:
+    """(rows of a, rows of b, statistic) on one footing: where one set took a fast path and the
+    other could not (its head's score is not the fast statistic's), both in the head's own scorer."""
+    if a[1] is b[1]:
+        return a[0], b[0], a[1]
+    slow = []
+    for rows, _ in (a, b):
+        task, preds, labels = res.row_cache[("preds", id(rows))]
+        slow.append(_rows(res, task, preds, {}, labels, fast=False))
+    return slow[0][0], slow[1][0], slow[0][1]
+
+
+def _rows(res: Results, task: str, preds: dict[str, list], scores: dict[str, float], labels: list,
+          fast: bool = True):
+    """:func:`_task_rows` of decoded predictions ``preds`` whose head scores are ``scores``
+    (``fast`` False: the head's own scorer on (example, prediction) pairs)."""
     test = list(res.datasets[task].test)
     _, kind, head = res.task_objs[task]
     metric = head.metric
@@ -155,7 +171,9 @@ def _rows(res: Results, task: str, preds: dict[str, list], scores: dict[str, flo
     def agrees(rows: dict, statistic) -> bool:  # a fast path must give the head's own number
         return all(math.isclose(statistic(rows[k]), scores[k], abs_tol=1e-9) for k in rows)
 
-    if kind == "ner" and all(hasattr(e, "tags") for e in test):  # strict IOB2 entity F1 from per-sentence counts
+    if not fast:
+        pass
+    elif kind == "ner" and all(hasattr(e, "tags") for e in test):  # strict IOB2 entity F1 from per-sentence counts
         gold = [list(e.tags) for e in test]
         rows = {k: S.entity_stats(gold, p) for k, p in preds.items()}
         if agrees(rows, S.MICRO_F1):
@@ -241,12 +259,12 @@ def compute_statistics(res: Results, arms: list[ArmResult]) -> tuple[list, list,
             rows = {n: _task_rows(res, task, res.runs(size, n, task)) for n in names}
             metric = res.task_objs[task][2].metric
             for ref, cand in pairs:
-                b = _bootstrap(rows[ref][0], rows[cand][0], rows[ref][1], cfg, metric)
+                b = _bootstrap(*_paired(res, rows[ref], rows[cand]), cfg, metric)
                 comparisons.append({"size": size, "task": task, "reference_arm": ref, "candidate_arm": cand,
                                     **b.to_dict()})
             for leg in (res.legs if cfg.floor else ()):
-                floor_rows, stat = _task_rows(res, task, res.runs(size, floor_name(leg, cfg.base is not None), task))
-                b = _bootstrap(floor_rows, rows[leg.name][0], stat, cfg, metric)
+                floor = _task_rows(res, task, res.runs(size, floor_name(leg, cfg.base is not None), task))
+                b = _bootstrap(*_paired(res, floor, rows[leg.name]), cfg, metric)
                 floors.append({"size": size, "task": task, "arm": leg.name, **b.to_dict(),
                                "beats_floor": b.verdict == S.BETTER})
     return comparisons, floors, _rankings(res, arms, names), mlm_floors
@@ -262,7 +280,9 @@ def _baseline_rows(res: Results, task: str, runs: dict[str, dict]):
     key = ("baseline", task, tuple(sorted(runs)))
     if key not in res.row_cache:
         labels = next(iter(runs.values()))["labels"]
-        res.row_cache[key] = (_rows(res, task, {k: pred for k in runs}, {k: b.test for k in runs}, labels), None)
+        made = _rows(res, task, {k: pred for k in runs}, {k: b.test for k in runs}, labels)
+        res.row_cache[key] = (made, None)
+        res.row_cache[("preds", id(made[0]))] = (task, {k: pred for k in runs}, labels)
     return res.row_cache[key][0]
 
 
@@ -277,8 +297,7 @@ def baseline_checks(res: Results) -> tuple[dict, list[dict], list[dict]]:
             rows = {leg.name: _task_rows(res, task, res.runs(size, leg.name, task)) for leg in res.legs}
             for leg in res.legs:
                 runs = res.runs(size, leg.name, task)
-                base, stat = _baseline_rows(res, task, runs)
-                b = _bootstrap(base, rows[leg.name][0], stat, cfg, metric)
+                b = _bootstrap(*_paired(res, _baseline_rows(res, task, runs), rows[leg.name]), cfg, metric)
                 checks.append({"size": size, "task": task, "arm": leg.name, **b.to_dict(),
                                "beats_baseline": b.verdict == S.BETTER})
             mine = [c for c in checks if c["size"] == size and c["task"] == task]
@@ -335,7 +354,7 @@ def curve(res: Results) -> tuple[list[dict], list[dict]]:
                                    **S.summarize_seeds([v["score"] for _, v in sorted(r.items())]).to_dict()})
                 rows = {n: _task_rows(res, task, r) for n, r in runs.items()}
                 for name in (n for n in runs if n != ref):
-                    b = _bootstrap(rows[ref][0], rows[name][0], rows[ref][1], cfg, res.task_objs[task][2].metric)
+                    b = _bootstrap(*_paired(res, rows[ref], rows[name]), cfg, res.task_objs[task][2].metric)
                     gaps.append({"size": size, "step": k, "task": task, "reference_arm": ref, "candidate_arm": name,
                                  **b.to_dict()})
     return points, gaps

@@ -19,6 +19,7 @@ from typing import Sequence
 
 from biotok_train.ablate import jobs as J
 from biotok_train.ablate.graph import Job, digest
+from biotok_train.ablate.keys import finetune_settings
 from biotok_train.ablate.plan import Leg, floor_name, snapshot_dir, task_dir
 from biotok_train.config import AblationConfig
 
@@ -99,7 +100,7 @@ def _finetunes(g: Grid, cfg: AblationConfig, fp: dict, cell: tuple, prefix: str,
                 folder = task_dir(task, fp["task"][task])
                 rel = f"{rel_dir}/p{p}/{folder}/f{f}"
                 key = g.add(Job(f"{prefix}/p{p}/{folder}/f{f}", J.finetune, (task, model, f, rel), needs,
-                                inputs=digest(fp["task"][task], fp["base"], cfg.finetune_config(f).to_dict(),
+                                inputs=digest(fp["task"][task], fp["base"], finetune_settings(cfg, f),
                                               fp.get("precision")), owns=(rel,),
                                 gpus=1.0, shares_gpu=True))
                 runs[f"p{p}-f{f}"] = key

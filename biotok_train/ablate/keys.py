@@ -49,13 +49,32 @@ def model_key(model: str) -> str:
 def task_key(task: str, data) -> str:
     """A task's content: the bytes of the files its reader opened, in the order it opened them
     (``data.sources``: :func:`biotok_train.tasks.load` records them), wherever they sit and whatever
-    lies beside them; a registered task also by its name (its reader and metric), a user's files
+    lies beside them; a registered task also by its name and its scoring (metric, threshold), a user's files
     by their task type only (moved, renamed or linked, the same bytes keep their key). Data made
     in memory: its examples."""
     sources = [s for s in getattr(data, "sources", ()) if Path(s).is_file()]
     if sources:
-        return digest(task_identity(task, data), [sha256_files([s]) for s in sources])
+        spec = getattr(data, "spec", None)
+        scoring = [spec.metric, spec.threshold] if spec is not None and task in _registered() else None
+        return digest(task_identity(task, data), [sha256_files([s]) for s in sources], scoring)
     return digest(task, repr((data.train, data.dev, data.test)))
+
+
+def _registered() -> dict:
+    from biotok_train.tasks.registry import TASKS  # lazy: the registry
+
+    return TASKS
+
+
+def finetune_settings(cfg: AblationConfig, seed: int) -> dict:
+    """The fine-tuning recipe a fine-tune's key holds: every option, less those at a default they
+    were added with (a finished run's records stay valid when an option is added)."""
+    from biotok_train.config import THRESHOLD_GRID  # lazy: one constant
+
+    d = cfg.finetune_config(seed).to_dict()
+    if tuple(d.get("threshold_grid", ())) == THRESHOLD_GRID:
+        d.pop("threshold_grid")
+    return d
 
 
 def task_identity(task: str, data=None) -> str:
@@ -92,4 +111,4 @@ def precision_key() -> str:
     return f"{device.type}:{'bf16' if bf16_supported(device) else 'fp32'}"
 
 
-__all__ = ["corpus_key", "files_sha256", "fingerprints", "model_key", "precision_key", "task_identity", "task_key"]
+__all__ = ["corpus_key", "files_sha256", "fingerprints", "model_key", "finetune_settings", "precision_key", "task_identity", "task_key"]
