@@ -141,7 +141,7 @@ def run(model: str | os.PathLike[str], spec: TaskSpec | None, data: TaskData, ta
     """:func:`finetune` on loaded data: the learning-rate grid over :func:`fit`, then the writing
     (with ``out`` and ``save_model``, the fine-tuned model too; without ``out`` it is not kept)."""
     if out is not None:
-        check_writable(out, force, [model, *data.sources], marker=RESULTS_MARKER)  # never into what it reads
+        check_writable(out, force, [model, *data.sources, *getattr(data, "roots", ())], marker=RESULTS_MARKER)  # never into what it reads
     if task_type == "relation" and config.relation_input == "markers" and not can_mark(data.train):
         raise ConfigError(f"{data.name}: --relation-input markers needs the unmasked sentence "
                           "and both entity spans (this set is masked only: use --relation-input mask)")

@@ -171,7 +171,7 @@ def fit(
     t0 = time.time()
     if out is not None:
         # never into the model nor the data it reads
-        check_writable(out, force, [model_path, *getattr(dataset, "sources", ())], marker=MARKER)
+        check_writable(out, force, [model_path, *getattr(dataset, "sources", ()), *getattr(dataset, "roots", ())], marker=MARKER)
     with Threads(config.threads):
         run = _Run.start(model_path, task, dataset, config, progress)
         with Progress(run.total, f"{dataset.name} seed {config.seed}", progress, bar) as shown:

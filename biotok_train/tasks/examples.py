@@ -146,7 +146,8 @@ class TaskData:
     spec: TaskSpec | None = field(default=None, compare=False, repr=False)
     # the files or folders the examples were read from (set by biotok_train.tasks.load): inputs
     # that no output of a run on this data may replace or be written into
-    sources: tuple[str, ...] = field(default=(), compare=False, repr=False)
+    sources: tuple[str, ...] = field(default=(), compare=False, repr=False)  # the files read, in order (keys)
+    roots: tuple[str, ...] = field(default=(), compare=False, repr=False)  # where they were read from (never written)
 
     def __post_init__(self) -> None:
         if self.task_type not in TASK_TYPES:

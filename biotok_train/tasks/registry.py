@@ -184,7 +184,7 @@ def load(source: str | os.PathLike[str] | TaskSpec | Files, corpora: PathLike | 
     if isinstance(source, (tuple, list)):
         with recording(list(source)) as reads:
             data = _load_files(list(source), task_type, labels, name)
-        return dataclasses.replace(data, sources=reads.files)
+        return dataclasses.replace(data, sources=reads.files, roots=tuple(str(f) for f in source))
     spec = source if isinstance(source, TaskSpec) else TASKS.get(str(source))
     if spec is not None:
         if task_type is not None and task_type != spec.task_type:
@@ -192,7 +192,7 @@ def load(source: str | os.PathLike[str] | TaskSpec | Files, corpora: PathLike | 
         base = corpora_dir(corpora)
         with recording([base, _cache_or_none(cache) if base is not None else None]) as reads:
             data = spec.reader(base, Path(cache) if cache is not None else None)
-        return dataclasses.replace(data, spec=spec, sources=reads.files)
+        return dataclasses.replace(data, spec=spec, sources=reads.files, roots=(str(base),) if base is not None else ())
     key = str(source)
     if key in UNAVAILABLE or (not os.path.exists(key) and "/" not in key and "." not in key):
         get_task(key)  # an unknown or unavailable task name: one clear error
@@ -201,7 +201,7 @@ def load(source: str | os.PathLike[str] | TaskSpec | Files, corpora: PathLike | 
                         f"a {task_type} task")
     with recording([key]) as reads:
         data = ner.load_path(key)
-    return dataclasses.replace(data, sources=reads.files)
+    return dataclasses.replace(data, sources=reads.files, roots=(key,))
 
 
 def _cache_or_none(cache: PathLike | None) -> Path | None:

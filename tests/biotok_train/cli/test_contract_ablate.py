@@ -207,7 +207,7 @@ def test_a_failed_job_is_one_line_and_the_report_waits(setup, monkeypatch):
     assert "evaluate/tiny/unigram/p0: the held-out words are unreadable" in r.output
     assert f"(writing {setup['out'] / 'jobs' / 'evaluate' / 'tiny' / 'unigram' / 'p0.json'})" in r.output
     assert not (setup["out"] / "ablation.json").exists()
-    assert "arms/tiny/wordpiece/p0/task-" in " ".join(setup["ran"])  # the others went on
+    assert "arms/tiny/wordpiece/p0/file-" in " ".join(setup["ran"])  # the others went on
     monkeypatch.setattr(jobs, "evaluate", real)
     setup["ran"].clear()
     r = run(*setup["args"])
