@@ -40,7 +40,7 @@ from biotok.errors import ConfigError, CorpusError
 from biotok.io import not_found, sha256_file
 from biotok.normalize import build_normalizer
 from biotok.output import atomic_file
-from biotok.spawning import unguarded_main
+from biotok.spawning import exit_with_parent, unguarded_main
 
 # Byte range read by one task (a worker's unit of work): small enough to balance the workers
 # and to keep each task's counter small, large enough that starting a task costs nothing.
@@ -121,23 +121,7 @@ class _Partial:
 
 
 _NORMALIZER = None  # the worker's normalizer, built once per process by _init
-
-
-def _exit_with_parent(parent: int) -> None:
-    """A worker whose parent is gone (killed with SIGKILL) exits instead of waiting for work forever.
-
-    ``parent`` is the pool's process id as the parent saw it: a worker still starting when its
-    parent is killed is already orphaned here, so ``os.getppid()`` at this point would not do.
-    """
-    if os.getppid() != parent:
-        os._exit(1)
-
-    def watch() -> None:
-        while os.getppid() == parent:
-            time.sleep(1.0)
-        os._exit(1)
-
-    threading.Thread(target=watch, name="biotok-parent-watch", daemon=True).start()
+_exit_with_parent = exit_with_parent  # the name its tests and docstrings use
 
 
 def _init(normalize: dict | None, parent: int | None = None) -> None:

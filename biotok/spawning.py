@@ -18,6 +18,7 @@ import multiprocessing
 import os
 import sys
 import threading
+import time
 from functools import lru_cache
 from types import FrameType, ModuleType
 
@@ -92,4 +93,22 @@ def _is_main_test(test: ast.expr) -> bool:
         any(isinstance(s, ast.Constant) and s.value == "__main__" for s in sides)
 
 
-__all__ = ["unguarded_main"]
+def exit_with_parent(parent: int, every: float = 1.0) -> None:
+    """A worker whose parent is gone (killed with SIGKILL) exits instead of waiting for work forever.
+
+    ``parent`` is the pool's process id as the parent saw it: a worker still starting when its
+    parent is killed is already orphaned here, so ``os.getppid()`` at this point would not do.
+    A daemon thread checks it again every ``every`` seconds.
+    """
+    if os.getppid() != parent:
+        os._exit(1)
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(every)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="biotok-parent-watch", daemon=True).start()
+
+
+__all__ = ["exit_with_parent", "unguarded_main"]

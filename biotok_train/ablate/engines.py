@@ -24,6 +24,7 @@ import time
 from typing import Any, Callable, Mapping, Optional, Sequence
 
 from biotok.errors import ConfigError, OutputWriteError, Terminated
+from biotok.spawning import exit_with_parent
 from biotok_train.ablate.graph import DONE, FAILED, SKIPPED, Job, Outcome, execute, pending
 from biotok_train.config import EngineConfig
 
@@ -303,16 +304,7 @@ def _worker_start(threads: int, driver: int) -> None:
     workers with SIGTERM, which a pretraining turns into a checkpoint); and it dies with the driver."""
     set_threads(threads)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # a pretraining listens again while it runs (loop._Stop)
-    threading.Thread(target=_watch_driver, args=(driver,), name="biotok-watch-driver", daemon=True).start()
-
-
-def _watch_driver(driver: int, every: float = 0.5) -> None:
-    """End this worker at once when its driver is gone (its parent changed): nothing would collect
-    its result, and a rerun must not meet it still writing (its job resumes from its last
-    checkpoint, or starts over)."""
-    while os.getppid() == driver:
-        time.sleep(every)
-    os._exit(1)
+    exit_with_parent(driver, every=0.5)
 
 
 class _stopping:

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from itertools import chain
 from typing import Any
 
+from biotok.spawning import exit_with_parent
+
 _TYPECODES = {"uint16": "H", "uint32": "I"}  # array typecodes of the token types (I: 4 bytes on every platform biotok runs on)
 assert array("H").itemsize == 2 and array("I").itemsize == 4 and array("q").itemsize == 8
 
@@ -93,7 +95,7 @@ def _init(tokenizer_json: str, dtype: str, sampling: tuple[float, tuple[int, ...
     mask = getattr(signal, "pthread_sigmask", None)
     if mask:  # the mask held while spawning is inherited: a SIGTERM must reach the worker again
         mask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
-    _exit_with_parent(parent)
+    exit_with_parent(parent)
     os.environ["TOKENIZERS_PARALLELISM"] = "false"
     _WORKER, _STARTED = Encoder(tokenizer_json, dtype, sampling), started
 
@@ -108,19 +110,6 @@ def _encode(lines: list[str], copy: int, first_index: int) -> Encoded:
     """A pool task."""
     assert _WORKER is not None, "a pool worker without its tokenizer"
     return _WORKER.encode(lines, copy, first_index)
-
-
-def _exit_with_parent(parent: int) -> None:
-    """A worker whose parent is gone (killed with SIGKILL) exits instead of waiting for work forever."""
-    if os.getppid() != parent:
-        os._exit(1)
-
-    def watch() -> None:
-        while os.getppid() == parent:
-            time.sleep(1.0)
-        os._exit(1)
-
-    threading.Thread(target=watch, name="biotok-parent-watch", daemon=True).start()
 
 
 def word_start_flags(word_ids: list[int | None]) -> bytes:
