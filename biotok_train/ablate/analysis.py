@@ -146,7 +146,8 @@ def _task_rows(res: Results, task: str, runs: dict[str, dict]):
 def _paired(res: Results, a: tuple, b: tuple) -> tuple:
     """(rows of a, rows of b, statistic) on one footing: where one set took a fast path and the
     other could not (its head's score is not the fast statistic's), both in the head's own scorer."""
-    if a[1] is b[1]:
+    fast = (S.MICRO_F1, S.MEAN, S.WEIGHTED_F1)
+    if a[1] is b[1] or (a[1] not in fast and b[1] not in fast):  # one statistic, or both the head's scorer
         return a[0], b[0], a[1]
     slow = []
     for rows, _ in (a, b):
