@@ -40,7 +40,7 @@ from biotok.errors import ConfigError, CorpusError
 from biotok.io import not_found, sha256_file
 from biotok.normalize import build_normalizer
 from biotok.output import atomic_file
-from biotok.spawning import exit_with_parent, unguarded_main
+from biotok.spawning import end_broken_pool, exit_with_parent, unguarded_main
 
 # Byte range read by one task (a worker's unit of work): small enough to balance the workers
 # and to keep each task's counter small, large enough that starting a task costs nothing.
@@ -419,6 +419,7 @@ def count_corpus(
         run.drain(0)
         digests = {fi: fut.result() for fi, fut in run.hashes.items()}
     finally:
+        end_broken_pool(pool)  # a worker died: the others killed, or the shutdown could wait forever
         pool.shutdown(wait=True, cancel_futures=True)
         if run.bar is not None:
             run.bar.close()

@@ -111,4 +111,17 @@ def exit_with_parent(parent: int, every: float = 1.0) -> None:
     threading.Thread(target=watch, name="biotok-parent-watch", daemon=True).start()
 
 
-__all__ = ["exit_with_parent", "unguarded_main"]
+def end_broken_pool(pool) -> None:
+    """Kill the workers still alive of a process pool one of whose workers died, so that its
+    ``shutdown(wait=True)`` ends. (CPython's pool, on a dead worker, sends SIGTERM to the workers
+    it knows at that instant, then waits for every worker it knows: one that a ``submit`` in
+    another thread was starting meanwhile never gets the signal, and the wait never ends.) A pool
+    that is not broken, or not a process pool, is left alone."""
+    if not getattr(pool, "_broken", False):
+        return
+    for p in list((getattr(pool, "_processes", None) or {}).values()):
+        if p.is_alive():
+            p.kill()
+
+
+__all__ = ["end_broken_pool", "exit_with_parent", "unguarded_main"]

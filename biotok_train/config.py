@@ -223,6 +223,7 @@ class FinetuneConfig:
     max_length: int = 256
     patience: int = 2
     max_train_sentences: int = 0  # > 0: use only the first N training examples (smoke tests)
+    max_eval_examples: int = 0  # > 0: score on the first N dev and test examples only (smoke tests, dry runs)
     scheme: str = "bio"  # NER tags the model learns: "bio" | "bioul" | "io"
     relation_input: str = "mask"  # "mask" (BLURB's @GENE$ dummies) | "markers" ([E1] ... [/E1] tokens)
     lr_grid: tuple[float, ...] = ()  # peak lrs tried, the best on dev kept; empty: optim.lr alone
@@ -235,7 +236,7 @@ class FinetuneConfig:
 
     def __post_init__(self) -> None:
         _at_least(self, ("epochs", "batch_size", "patience"), 1)
-        _at_least(self, ("max_steps", "max_train_sentences", "threads"), 0)
+        _at_least(self, ("max_steps", "max_train_sentences", "max_eval_examples", "threads"), 0)
         _at_least(self, ("max_length",), 8)
         _check(self.scheme in SCHEMES, f"unknown --scheme {self.scheme!r} (one of {', '.join(SCHEMES)})")
         _check(self.relation_input in RELATION_INPUTS,

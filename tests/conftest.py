@@ -15,6 +15,14 @@ _SHARED_CANDIDATES = [
 ]
 
 
+def pytest_collection_modifyitems(config, items):
+    """Slow tests (minutes to hours, run with -m slow) have no time limit: pyproject's timeout is
+    for the default run, where a test that hangs must fail instead of stalling CI."""
+    for item in items:
+        if item.get_closest_marker("slow") and not item.get_closest_marker("timeout"):
+            item.add_marker(pytest.mark.timeout(0))
+
+
 def _shared() -> Path | None:
     for c in _SHARED_CANDIDATES:
         if c and (Path(c) / "MANIFEST.md").is_file():

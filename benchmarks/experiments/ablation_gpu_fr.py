@@ -85,6 +85,9 @@ SLOT_SECONDS = 540  # one command on the GPU machine: 10 minutes at most, less a
 DEVICE = {"cores": 16, "share": 0.125}
 # what the first slot's jobs cost on that machine (biotok_train.ablate.estimate.slot_costs of its two archives)
 SLOT_COSTS = C.REPO / "benchmarks" / "results" / "gpu" / "h200-2026-11-28" / "costs.json"
+# a dry run scores each fine-tune on the first 40 dev and test examples: whole sets made its 40
+# toy fine-tunes about 21 CPU-s each, three quarters of the dry run
+DRY_EVAL = 40
 GPU_PACK = C.REPO / ".gpu"  # pack.sh's folder for a GPU machine (git-ignored); --pack adds ablation_gpu_fr[_dry]/
 PACK_CORPORA = "wmt-biomed-fr-en edsnlp-fr-terminology quaero-frenchmed morfitt-fr frenchmedmcqa"  # for pack.sh
 
@@ -143,7 +146,8 @@ def gpu_config(work: Path, vocabs: dict[str, str], tasks: tuple[str, ...] | None
     return cfg if tasks is None else dataclasses.replace(
         cfg, tasks=tasks, sizes=("tiny",), budget=4, batch_size=2, seq_len=32, pretrain_seeds=(0,), seeds=(0,),
         n_words=50, n_resamples=200,
-        finetune=FinetuneConfig(epochs=1, batch_size=4, max_length=64, max_steps=2, max_train_sentences=8))
+        finetune=FinetuneConfig(epochs=1, batch_size=4, max_length=64, max_steps=2, max_train_sentences=8,
+                                 max_eval_examples=DRY_EVAL))
 
 
 def gpu_side(work: Path, vocabs: dict[str, str], engine: EngineConfig, tasks: tuple[str, ...] | None,

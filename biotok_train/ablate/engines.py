@@ -24,7 +24,7 @@ import time
 from typing import Any, Callable, Mapping, Optional, Sequence
 
 from biotok.errors import ConfigError, OutputWriteError, Terminated
-from biotok.spawning import exit_with_parent
+from biotok.spawning import end_broken_pool, exit_with_parent
 from biotok_train.ablate.graph import DONE, FAILED, SKIPPED, Job, Outcome, execute, pending
 from biotok_train.config import EngineConfig
 
@@ -292,6 +292,7 @@ def run_processes(jobs: Sequence[Job], keys: Mapping[str, str], env: Any, engine
                         outcomes[job.key] = _lost(job.key, f.exception() or RuntimeError("pool broken"))
                         _say(outcomes[job.key], on_done)
                     running.clear()
+                    end_broken_pool(pool)  # the pool's own shutdown could otherwise wait forever
                     break
     return {job.key: _settled(job, outcomes) for job in jobs}
 

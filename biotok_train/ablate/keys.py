@@ -74,6 +74,8 @@ def finetune_settings(cfg: AblationConfig, seed: int) -> dict:
     d = cfg.finetune_config(seed).to_dict()
     if tuple(d.get("threshold_grid", ())) == THRESHOLD_GRID:
         d.pop("threshold_grid")
+    if not d.get("max_eval_examples"):
+        d.pop("max_eval_examples", None)
     return d
 
 

@@ -141,7 +141,7 @@ def _check_tasks(cfg: AblationConfig) -> dict:
         if empty:
             raise ConfigError(f"--task {t}: its {' and '.join(empty)} split{'s are' if len(empty) > 1 else ' is'} "
                               "empty (train, dev and test must all be non-empty)")
-        datasets[t] = data
+        datasets[t] = data.evaluated_on(cfg.finetune.max_eval_examples)  # what the fine-tunes score
     return datasets
 
 

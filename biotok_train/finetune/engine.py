@@ -166,9 +166,12 @@ def fit(
     it exists without ``force``). ``progress`` logs one line per epoch (logger ``biotok_train.finetune``);
     ``bar`` shows a progress bar over the optimizer steps on stderr (None: with ``progress``, when
     stderr is a terminal). ``config.train_fraction`` < 1 trains on a fixed subset (:func:`train_subset`);
-    ``config.threads`` > 0 sets torch's CPU threads for the run; ``config.lr_grid`` is not looked at
+    ``config.threads`` > 0 sets torch's CPU threads for the run; ``config.max_eval_examples`` > 0
+    scores the first N dev and test examples only; ``config.lr_grid`` is not looked at
     here (:func:`biotok_train.finetune.run` loops over it)."""
     t0 = time.time()
+    if config.max_eval_examples and hasattr(dataset, "evaluated_on"):
+        dataset = dataset.evaluated_on(config.max_eval_examples)
     if out is not None:
         # never into the model nor the data it reads
         check_writable(out, force, [model_path, *getattr(dataset, "sources", ()), *getattr(dataset, "roots", ())], marker=MARKER)

@@ -25,6 +25,7 @@ from typing import Any, Hashable, Iterable, Iterator
 import numpy as np
 
 from biotok.errors import BiotokError, ConfigError, DataError
+from biotok.spawning import end_broken_pool
 from biotok_train.config import PREPARE_MAX_WORKERS as MAX_WORKERS
 from biotok_train.pretrain.encode_worker import Encoded, Encoder, _Context, _encode, _init, _ready, _signals_held
 
@@ -137,7 +138,9 @@ class _Pool:
     def close(self) -> None:
         """Shut the pool down: chunks not started are cancelled, the workers finish the one they hold
         (a fraction of a second) and exit. Not terminated: a worker killed while it reads the task
-        queue can leave that queue's lock taken, and the pool's shutdown would wait forever."""
+        queue can leave that queue's lock taken, and the pool's shutdown would wait forever. A
+        pool broken by a dead worker has its others killed first (:func:`end_broken_pool`)."""
+        end_broken_pool(self.pool)
         self.pool.shutdown(wait=True, cancel_futures=True)
 
 

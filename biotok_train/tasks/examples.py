@@ -10,7 +10,7 @@ This module imports neither torch nor transformers.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
@@ -160,6 +160,13 @@ class TaskData:
 
     def sizes(self) -> dict[str, int]:
         return {"train": len(self.train), "dev": len(self.dev), "test": len(self.test)}
+
+    def evaluated_on(self, n: int) -> "TaskData":
+        """The task with dev and test cut to their first ``n`` examples (0: whole), for smoke tests
+        and dry runs: the fine-tune, its scores and the ablation's comparisons see the same ones."""
+        if n <= 0 or (len(self.dev) <= n and len(self.test) <= n):
+            return self
+        return replace(self, dev=self.dev[:n], test=self.test[:n])
 
 
 def ner_data(name: str, train: Iterable, dev: Iterable, test: Iterable) -> TaskData:

@@ -130,3 +130,7 @@ def test_each_setting_changed_reruns_exactly_the_jobs_it_enters():
     assert stale(finetune=FinetuneConfig(epochs=cfg.finetune.epochs + 1)) == {
         "finetune/tiny/x/p0/e3c/f0", "finetune/tiny/x/floor/p0/e3c/f0"}
     assert stale(seq_len=cfg.seq_len * 2) == set(before)  # the prepared text itself
+    # an option at the default it was added with leaves every key as it was; set, it enters the fine-tunes
+    assert stale(finetune=FinetuneConfig(max_eval_examples=0)) == set()
+    assert stale(finetune=FinetuneConfig(max_eval_examples=40)) == {
+        "finetune/tiny/x/p0/e3c/f0", "finetune/tiny/x/floor/p0/e3c/f0"}

@@ -233,3 +233,22 @@ def test_a_tasks_splits_are_encoded_once_per_process_and_reused_for_the_next_see
                dataclasses.replace(cfg, scheme="io"), progress=False)
     engine.fit(tiny_model, make_head("ner", cfg), data, dataclasses.replace(cfg, max_length=24), progress=False)
     assert len(calls) == 15 and len(engine._ENCODED) == engine.ENCODED_KEEP
+
+
+def test_max_eval_examples_scores_the_first_n_dev_and_test_examples(tiny_model):
+    """A dry run's cap: the fine-tune is scored on the first N dev and test examples, exactly as on a
+    task whose dev and test hold only those (0 and a cap above the sizes change nothing)."""
+    from biotok_train.finetune import engine, make_head
+
+    data = _dataset()
+    cfg = dataclasses.replace(FAST, epochs=1)
+    capped = engine.fit(tiny_model, make_head("ner", cfg), data, dataclasses.replace(cfg, max_eval_examples=3),
+                        progress=False)
+    cut = dataclasses.replace(data, dev=data.dev[:3], test=data.test[:3])
+    plain = engine.fit(tiny_model, make_head("ner", cfg), cut, cfg, progress=False)
+    assert len(capped.predictions) == 3 and capped.predictions == plain.predictions
+    assert (capped.metrics, capped.history) == (plain.metrics, plain.history)
+    assert data.evaluated_on(0) is data and data.evaluated_on(5) is data  # dev and test hold 5: nothing cut
+    assert data.evaluated_on(2).sizes() == {"train": 20, "dev": 2, "test": 2}
+    with pytest.raises(ConfigError, match="--max-eval-examples must be at least 0"):
+        FinetuneConfig(max_eval_examples=-1)
