@@ -42,6 +42,8 @@ class PageSetup:
     heldout_every: int  # each n-th line of the text held out
     positions: int  # token positions per arm of the GPU recipe
     plan: Sequence[str] = field(default=())  # the GPU plan's lines, shown while some of it is not done
+    # each task's trivial baseline (TrivialBaseline.to_dict() by task key), the bar shown before the GPU run
+    baselines: Mapping[str, dict] = field(default_factory=dict)
 
 
 def probe_chars(tokenizers: Sequence[str], heldout: Path) -> list[int]:
@@ -156,8 +158,10 @@ def instrument_section(metrics: dict | None, probe_result: dict | None, found: l
     return lines + [""]
 
 
-def prediction_section(found: list[Ranking], downstream: dict | None, n: int) -> list[str]:
-    """Each instrument against each task of the GPU ablation, or what will be tested."""
+def prediction_section(found: list[Ranking], downstream: dict | None, n: int,
+                       baselines: Mapping[str, dict] | None = None) -> list[str]:
+    """Each instrument against each task of the GPU ablation, or what will be tested (with each
+    task's trivial ``baselines``, the bar its arms must clear)."""
     lines = ["## Does the laptop verdict predict the downstream one?", ""]
     if downstream is None:
         lines += ["Pending the GPU run. For each task, the downstream ranking (mean over pretraining x fine-tuning "
@@ -166,6 +170,7 @@ def prediction_section(found: list[Ranking], downstream: dict | None, n: int) ->
                   "choice is the downstream best or one the paired bootstrap cannot tell from it. "
                   + ("The laptop verdicts to be tested: " + "; ".join(f"{r.name} chooses {r.best()}" for r in found)
                      + "." if found else "No instrument has run yet.")]
+        lines += pending_baseline_lines(baselines or {})
     else:
         tasks = ablation_rankings(downstream)
         silent = no_signal(downstream)
@@ -183,6 +188,20 @@ def prediction_section(found: list[Ranking], downstream: dict | None, n: int) ->
         lines += ["", f"With {n} vocabularies, even a perfect agreement has p = {smallest_p_value(n):.3f} (exact "
                   "test): this experiment can show agreement and the choice, not significance at 5 %."]
     return lines + [""]
+
+
+def pending_baseline_lines(baselines: Mapping[str, dict]) -> list[str]:
+    """Before the GPU run: each task's trivial baseline, the bar an arm must clear for the task to
+    carry a signal (a task no arm clears is marked "no signal" and left out of the Kendall tau)."""
+    if not baselines:
+        return []
+    lines = ["", "The bar each task sets: its trivial baseline, the best constant answer chosen on train with the "
+             "task's own metric (no model). A task on which no vocabulary's model beats it (paired bootstrap over "
+             "test examples) will be marked **no signal** and left out of the Kendall tau.", "",
+             "| task | metric | trivial answer | dev | test |", "|---|---|---|---:|---:|"]
+    lines += [f"| {key} | {b['metric']} | {b['rule']} | {b['dev']:.3f} | {b['test']:.3f} |"
+              for key, b in baselines.items()]
+    return lines
 
 
 def baseline_lines(d: dict) -> list[str]:
@@ -341,7 +360,7 @@ def publish(dest: Path, setup: PageSetup, text: dict, metrics: dict | None, prob
     lines = _head(setup, text, vocabs, spent, timings, downstream is None)
     lines += text_section(text, metrics, setup.heldout_every, setup.positions)
     lines += instrument_section(metrics, probe_result, found, list(vocabs), [k for k, v in setup.kinds.items() if v[1]])
-    lines += prediction_section(found, downstream, len(vocabs))
+    lines += prediction_section(found, downstream, len(vocabs), setup.baselines)
     lines += list(setup.plan)
     dest.mkdir(parents=True, exist_ok=True)
     for name, obj in (("text.json", text), ("intrinsic.json", metrics), ("probe.json", probe_result),

@@ -6,7 +6,7 @@ the cheap instruments that each rank them, and the GPU ablation they are tested 
     python -m benchmarks.experiments.ablation_gpu_fr --gpu --engine ray --gpus-per-job 0.25   # the GPU side on one GPU machine (resumable)
     python -m benchmarks.experiments.ablation_gpu_fr --plan       # the GPU side's estimated minutes, per slot
     python -m benchmarks.experiments.ablation_gpu_fr --slots      # what is done, and the next GPU slot's command
-    python -m benchmarks.experiments.ablation_gpu_fr --dry-run    # every job at toy size on a CPU (a few minutes)
+    python -m benchmarks.experiments.ablation_gpu_fr --dry-run    # every job at toy size on a CPU (about 3 minutes on 2 cores)
 
 On short GPU slots (a bare machine, 10 minutes a command, only small files back; see
 benchmarks/README.md): ``--pack`` puts the text and vocabularies in .gpu/ beside
@@ -434,6 +434,24 @@ def run_slot(work: Path, limit: float, archive: Path, engine: EngineConfig, task
     return S.run_slot(cfg, work / "gpu", plan, engine, write, seconds, started)
 
 
+def task_baselines(work: Path) -> dict[str, dict]:
+    """work/baselines.json, made once: each French task's trivial baseline (the page shows it before
+    the GPU run; afterwards the ablation's own, beside the arms)."""
+    if (path := work / "baselines.json").is_file():
+        return json.loads(path.read_text(encoding="utf-8"))
+    if not C.CORPORA.is_dir():  # no task data here: the page goes without the bar
+        return {}
+    from biotok_train.tasks import load  # lazy: the task readers
+    from biotok_train.tasks.baseline import trivial_baseline
+
+    res = {}
+    for t in C.FRENCH_TASKS:
+        b = trivial_baseline(load(t, C.CORPORA)).to_dict()
+        res[t] = {k: b[k] for k in ("metric", "rule", "prediction", "train", "dev", "test")}
+    path.write_text(json.dumps(res, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    return res
+
+
 def publish(dest: Path, command: str, text: dict, metrics: dict | None, probe_result: dict | None,
             vocabs: dict[str, str], work: Path, downstream: dict | None = None) -> None:
     """The page (:func:`biotok_train.predict_report.publish`), the GPU plan and its pieces while some
@@ -441,7 +459,8 @@ def publish(dest: Path, command: str, text: dict, metrics: dict | None, probe_re
     partial = downstream is None or len(downstream.get("pretrain_seeds", GPU["pretrain_seeds"])) < len(GPU["pretrain_seeds"])
     plan = plan_section(work, vocabs) if partial and GPU_SUITE.is_file() else ()
     setup = R.PageSetup(TITLE, command, "benchmarks/.data/ablation_gpu_fr/", VOCABS, HELDOUT_EVERY,
-                        GPU["budget"] * GPU["batch_size"] * GPU["seq_len"], plan)
+                        GPU["budget"] * GPU["batch_size"] * GPU["seq_len"], plan,
+                        task_baselines(work) if downstream is None else {})
     R.publish(dest, setup, text, metrics, probe_result, vocabs, work, downstream)
 
 

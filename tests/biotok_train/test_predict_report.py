@@ -149,3 +149,15 @@ def test_the_prediction_section_leaves_a_task_without_signal_out():
     assert "- e3c (entity_f1), best first: uni > cam." in lines
     assert not any("frenchmedmcqa (hamming_score), best first" in x for x in lines)
     assert any(x.startswith("- probe would have chosen cam; the best on e3c (entity_f1) is uni") for x in lines)
+
+
+def test_before_the_gpu_run_the_page_shows_each_tasks_trivial_baseline():
+    bars = {"morfitt": {"metric": "weighted_f1_multilabel", "rule": "always all 12 train labels", "prediction": ["a"],
+                        "train": 0.26, "dev": 0.2581, "test": 0.2544}}
+    probe = Ranking("probe", {"cam": 1.5, "uni": 1.6}, False)
+    lines = R.prediction_section([probe], None, 2, bars)
+    assert "| morfitt | weighted_f1_multilabel | always all 12 train labels | 0.258 | 0.254 |" in lines
+    assert any("will be marked **no signal** and left out of the Kendall tau" in x for x in lines)
+    assert not any("| morfitt |" in x for x in R.prediction_section([probe], None, 2))  # none given: no table
+    d = {**_downstream(True), "comparisons": [], "floors": [], "costs": {"jobs": {}}}
+    assert not any("The bar each task sets" in x for x in R.prediction_section([probe], d, 2, bars))  # the ablation's own
