@@ -288,7 +288,8 @@ def estimate_lines(cfg: AblationConfig, jobs: list, seconds: dict) -> list[str]:
              "one H200):", "",
              "| job | count | seconds each | from |", "|---|---:|---:|---|"]
     why = {"prepare": f"{prep:.0f} s on one thread (the slowest measured) / {max(1.0, share * E.PREPARE_SPEEDUP_2_CORES / 2):.1f} "
-                      f"({share} workers at {E.PREPARE_SPEEDUP_2_CORES:g}x per 2 cores, the parallel prepare's ratio)",
+                      f"({share} workers at {E.PREPARE_SPEEDUP_2_CORES:g}x per 2 cores: the parallel prepare's measured ratio, "
+                      "benchmarks/results/prepare_speed.json)",
            "pretrain": f"{cfg.tokens_per_arm / 1e6:.1f} M positions each; the two measured side by side made "
                        f"{rate / 1e3:,.0f} k positions/s together, assumed shared by all {len(cfg.tokenizers)} "
                        "(CUDA graphs, +60-70 % alone, not counted)",

@@ -1,15 +1,17 @@
-"""Prepare on every core: ``prepare`` with ``workers=1`` (one process, the baseline) and with
-``workers=N`` (one per core), side by side on the same French text, for CamemBERTa's vocabulary
-and a biotok-trained Unigram (lowercased; 12,000 pieces, what its 8 MB of training text support);
-the wall-time ratio (goal >= 1.8x on 2 cores), whether both wrote the same bytes, and the time
-the GPU machine's prepare would take.
+"""Prepare on every core: ``prepare`` on one thread (the baseline: the GPU run's prepare), on one
+process letting the tokenizers library encode each batch on every core (its own parallelism: the
+competitor at its best) and with ``workers=N`` (one single-thread worker per core), side by side on
+the same French text, for CamemBERTa's vocabulary and a biotok-trained Unigram (lowercased; 12,000
+pieces, what its 8 MB of training text support); the wall-time ratios (goal >= 1.8x over one thread
+on 2 cores), whether all wrote the same bytes, and the time the GPU machine's prepare would take.
 
-    python -m benchmarks.speed.prepare_speed               # writes benchmarks/results/prepare_speed.json
+    python -m benchmarks.speed.prepare_speed               # 98 MB, 2 rounds (about 10 minutes): benchmarks/results/prepare_speed.json
+    python -m benchmarks.speed.prepare_speed --mb 24 --runs 3   # benchmarks/results/prepare_speed_24mb.json's setting
     python -m benchmarks.speed.prepare_speed --quick       # 2 MB, one run (a smoke run, not a measurement)
 
-The text: E3C's clinical cases then drug leaflets (``benchmarks._common.e3c_text``, 24 MB), the
+The text: E3C's clinical cases then drug leaflets (``benchmarks._common.e3c_text``, 98 MB), the
 ablation's pretraining text's two E3C sources. The Unigram is trained once on its first 8 MB and
-cached. Each run prepares into an empty folder; the two settings alternate, medians compared.
+cached. Each run prepares into an empty folder; the three settings alternate, medians compared.
 The load average is recorded before every run: other processes on the cores slow the N-worker
 side more than the one-process side, so a run on a busy machine understates the ratio.
 
@@ -63,17 +65,27 @@ def unigram(text: Path, chars: int = 8_000_000, size: int = 12000) -> Path:
     return out
 
 
-def one_prepare(text: Path, tok: Path, out: Path, workers: int) -> tuple[float, float, float]:
-    """Wall seconds of one prepare into an empty ``out``, and the CPU seconds of this process and of its workers."""
+def one_prepare(text: Path, tok: Path, out: Path, workers: int, library_threads: bool) -> tuple[float, float, float]:
+    """Wall seconds of one prepare into an empty ``out``, and the CPU seconds of this process and of
+    its workers. ``library_threads``: the tokenizers library may encode each batch on its own threads
+    (TOKENIZERS_PARALLELISM unset), else one thread (as the pool's workers, and the GPU run's prepare)."""
     from biotok_train.config import PrepareConfig
     from biotok_train.pretrain.prepare import prepare
 
     shutil.rmtree(out, ignore_errors=True)
-    children = resource.getrusage(resource.RUSAGE_CHILDREN)
-    t0, c0 = time.perf_counter(), time.process_time()
-    prepare([str(text)], str(tok), PrepareConfig(seq_len=128, workers=workers), out, progress=False)
-    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    before = os.environ.pop("TOKENIZERS_PARALLELISM", None)
+    if not library_threads:
+        os.environ["TOKENIZERS_PARALLELISM"] = "false"
+    try:
+        children = resource.getrusage(resource.RUSAGE_CHILDREN)
+        t0, c0 = time.perf_counter(), time.process_time()
+        prepare([str(text)], str(tok), PrepareConfig(seq_len=128, workers=workers), out, progress=False)
+        wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    finally:
+        os.environ.pop("TOKENIZERS_PARALLELISM", None)
+        if before is not None:
+            os.environ["TOKENIZERS_PARALLELISM"] = before
     return wall, cpu, (after.ru_utime + after.ru_stime) - (children.ru_utime + children.ru_stime)
 
 
@@ -84,29 +96,40 @@ def same_bytes(a: Path, b: Path) -> bool:
     return fa == fb and all((a / f).read_bytes() == (b / f).read_bytes() for f in fa)
 
 
+ONE_THREAD, LIBRARY = "1 thread", "1 process, tokenizers' threads"
+
+
 def measure(text: Path, tok: Path, work: Path, workers: int, runs: int) -> dict:
-    """``runs`` alternations of workers=1 and workers=N; the times, load averages and byte check."""
-    times: dict[str, list[float]] = {"1": [], str(workers): []}
-    cpu: dict[str, list[float]] = {"1": [], str(workers): []}  # CPU seconds, this process and its workers
+    """``runs`` rounds of three settings side by side: one process on one thread (the baseline: the
+    GPU run's prepare), one process letting the tokenizers library encode each batch on every core
+    (the library's own parallelism, the competitor at its best), and ``workers`` pool workers of one
+    thread each; the times, load averages and byte check."""
+    settings = {ONE_THREAD: (1, False), LIBRARY: (1, True), str(workers): (workers, False)}
+    times: dict[str, list[float]] = {k: [] for k in settings}
+    cpu: dict[str, list[float]] = {k: [] for k in settings}  # CPU seconds, this process and its workers
     loads: list[float] = []
     shares: list[float] = []
     identical = True
     for _ in range(runs):
-        for w in (1, workers):
+        for name, (w, threads) in settings.items():
             loads.append(os.getloadavg()[0])
-            wall, own, worker_cpu = one_prepare(text, tok, work / f"w{w}", w)
-            times[str(w)].append(wall)
-            cpu[str(w)].append(own + worker_cpu)
+            folder = work / name.replace(" ", "_").replace(",", "").replace("'", "")
+            wall, own, worker_cpu = one_prepare(text, tok, folder, w, threads)
+            times[name].append(wall)
+            cpu[name].append(own + worker_cpu)
             if w > 1:
                 shares.append(own / worker_cpu)
-        identical &= same_bytes(work / "w1", work / f"w{workers}")
-    one, many = statistics.median(times["1"]), statistics.median(times[str(workers)])
-    cpu_one, cpu_many = statistics.median(cpu["1"]), statistics.median(cpu[str(workers)])
-    return {"tokenizer": str(tok), "seconds": times, "median_seconds": {"1": one, str(workers): many},
-            "ratio": one / many, "cpu_seconds": cpu,
+        folders = [work / n.replace(" ", "_").replace(",", "").replace("'", "") for n in settings]
+        identical &= all(same_bytes(folders[0], f) for f in folders[1:])
+    med = {k: statistics.median(v) for k, v in times.items()}
+    cpu_med = {k: statistics.median(v) for k, v in cpu.items()}
+    return {"tokenizer": str(tok), "seconds": times, "median_seconds": med,
+            "ratio": med[ONE_THREAD] / med[str(workers)],
+            "ratio_over_tokenizers_threads": med[LIBRARY] / med[str(workers)],
+            "cpu_seconds": cpu,
             # the ratio on N free cores if the N-worker side's CPU spreads evenly over them (it is
             # N processes doing the same chunks), from CPU time, which other sessions' load barely moves
-            "ratio_from_cpu": cpu_one / (cpu_many / workers),
+            "ratio_from_cpu": cpu_med[ONE_THREAD] / (cpu_med[str(workers)] / workers),
             "byte_identical": identical, "load_average_1min_before_runs": loads,
             "reader_cpu_over_workers_cpu": statistics.median(shares)}
 
@@ -149,8 +172,9 @@ def main() -> None:
     from biotok_train.pretrain.encode_pool import available_cores
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--mb", type=float, default=24.0, help="Megabytes of text [24].")
-    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--mb", type=float, default=98.0,
+                    help="Megabytes of text [98: the GPU run's text per vocabulary, where the workers' start is paid once].")
+    ap.add_argument("--runs", type=int, default=2)
     ap.add_argument("--workers", type=int, default=0, help="N [every core this process may use].")
     ap.add_argument("--quick", action="store_true", help="2 MB, one run: a smoke run, not a measurement.")
     args = ap.parse_args()
@@ -165,22 +189,25 @@ def main() -> None:
     results = {}
     for name, tok in toks.items():
         r = measure(text, tok, work / name.replace(" ", "_"), workers, runs)
-        r["one_process_chars_per_second"] = chars / r["median_seconds"]["1"]
+        r["one_process_chars_per_second"] = chars / r["median_seconds"][ONE_THREAD]
         results[name] = r
-        print(f"prepare_speed: {name}: {r['median_seconds']['1']:.1f} s on 1 process, "
-              f"{r['median_seconds'][str(workers)]:.1f} s on {workers}: {r['ratio']:.2f}x (goal >= 1.8x on 2 cores); "
-              f"from CPU time {r['ratio_from_cpu']:.2f}x; byte-identical: {r['byte_identical']}", file=sys.stderr)
+        print(f"prepare_speed: {name}: {r['median_seconds'][ONE_THREAD]:.1f} s on 1 thread, "
+              f"{r['median_seconds'][LIBRARY]:.1f} s with tokenizers' threads, "
+              f"{r['median_seconds'][str(workers)]:.1f} s on {workers} workers: {r['ratio']:.2f}x (goal >= 1.8x on "
+              f"2 cores), {r['ratio_over_tokenizers_threads']:.2f}x over tokenizers' threads; from CPU time "
+              f"{r['ratio_from_cpu']:.2f}x; byte-identical: {r['byte_identical']}", file=sys.stderr)
     shutil.rmtree(work, ignore_errors=True)
     ratio = statistics.median(r["ratio"] for r in results.values())
+    library = statistics.median(r["ratio_over_tokenizers_threads"] for r in results.values())
     cpu_ratio = statistics.median(r["ratio_from_cpu"] for r in results.values())
     per_core = statistics.median(r["one_process_chars_per_second"] for r in results.values())
     share = statistics.median(r["reader_cpu_over_workers_cpu"] for r in results.values())
     out = {
-        "command": "python -m benchmarks.speed.prepare_speed" + (" --quick" if args.quick else ""),
+        "command": " ".join(["python -m benchmarks.speed.prepare_speed", *sys.argv[1:]]),
         "text": {"path": text.name, "characters": chars, "megabytes": mb},
         "workers": workers, "cores_available": available_cores(), "runs": runs,
         "tokenizers": results,
-        "ratio_median": ratio, "ratio_from_cpu_median": cpu_ratio, "ratio_goal": ">= 1.8 on 2 cores",
+        "ratio_median": ratio, "ratio_over_tokenizers_threads_median": library, "ratio_from_cpu_median": cpu_ratio, "ratio_goal": ">= 1.8 on 2 cores",
         "scheduler": _scheduler(),
         "byte_identical": all(r["byte_identical"] for r in results.values()),
         "one_process_chars_per_second_per_core": per_core,
@@ -190,7 +217,8 @@ def main() -> None:
         "load_average_after": os.getloadavg(),
     }
     e = out["estimate_16_cores"]
-    print(f"prepare_speed: {ratio:.2f}x on {workers} workers (wall), {cpu_ratio:.2f}x from CPU time; 16 cores, {GPU_VOCABS} x {GPU_CHARS / 1e6:.0f} M chars: "
+    print(f"prepare_speed: {ratio:.2f}x on {workers} workers over one thread (wall), {library:.2f}x over tokenizers' "
+          f"threads, {cpu_ratio:.2f}x from CPU time; 16 cores, {GPU_VOCABS} x {GPU_CHARS / 1e6:.0f} M chars: "
           f"{e['from_this_machine_seconds']:.0f} s at this machine's rate, "
           f"{e['from_the_gpu_run_seconds'][0]:.0f}-{e['from_the_gpu_run_seconds'][1]:.0f} s at the GPU machine's",
           file=sys.stderr)

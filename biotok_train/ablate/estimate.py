@@ -85,9 +85,10 @@ def slot_costs(archives: Sequence[str | Path]) -> dict:
 
 
 # The figures a slot's estimate uses besides the measured costs (slot_costs), each named with its source.
-# prepare(workers=2) over one thread on the 2-core CPU: issue 38 item 3's goal (helper prep measures the ratio);
-# per core, 1.8 / 2 is assumed to hold up to a quarter of the GPU machine's 16 cores
-PREPARE_SPEEDUP_2_CORES = 1.8
+# prepare(workers=2) over one thread on the 2-core CPU: measured 2.07-2.16x on 98 M characters, the GPU run's size
+# (benchmarks/results/prepare_speed.json), taken as 2.0 (one core's worth per worker at most); per core, it is
+# assumed to hold up to a quarter of the GPU machine's 16 cores (4 workers for each of the 4 prepares)
+PREPARE_SPEEDUP_2_CORES = 2.0
 # run.sh (carried wheels), torch imported, the text unpacked (107 MB from xz) and split, the inputs checked, and the
 # engine's start: the pieces' wall time minus their jobs' critical path was 15-21 s (h200-2026-11-28), plus the
 # unpacking before it; rounded up
