@@ -78,6 +78,21 @@ def vocabulary_section(meta: Mapping[str, Any] | None, name: str | None = None) 
 
 
 # --- pretraining runs ----------------------------------------------------------------------------
+def _heldout_section(held: dict | None) -> str:
+    """The card's Evaluation section: held-out [MASK] prediction against the unigram floor."""
+    if held is None:
+        return ""
+    return "\n".join([
+        f"Held-out [MASK] prediction at step {_g(held.get('step'))} ({_g(held.get('positions'))} masked positions, "
+        f"model: {_g(held.get('model'))}):", "",
+        "| | loss | top-1 |", "|---|---:|---:|",
+        f"| this model | {_g(held.get('loss'))} | {_g(held.get('top1'))} |",
+        f"| unigram floor / most frequent piece | {_g(held.get('floor_loss'))} | {_g(held.get('floor_top1'))} |",
+        "", f"Gap to the floor {_g(held.get('gap'))} [{_g(held.get('gap_low'))}, {_g(held.get('gap_high'))}]: "
+        f"{'left' if held.get('left_plateau') else 'still on'} the unigram plateau.",
+    ])
+
+
 def pretrain_card(run_dir: str | os.PathLike[str], command: str | None = None) -> ModelCard:
     """The card of a pretraining run folder (as the user gave it: the usage snippet loads it from
     there), from its biotok_pretrain.json, its heldout.json (when
@@ -112,17 +127,7 @@ def pretrain_card(run_dir: str | os.PathLike[str], command: str | None = None) -
     if data_meta:
         made.append(f"- data: {_g(data_meta.get('num_tokens'))} tokens in {_g(data_meta.get('num_sequences'))} "
                     f"sequences from {', '.join(code_span(c) for c in data_meta.get('corpus', [])) or '?'}")
-    scores = ""
-    if held is not None:
-        scores = "\n".join([
-            f"Held-out [MASK] prediction at step {_g(held.get('step'))} ({_g(held.get('positions'))} masked positions, "
-            f"model: {_g(held.get('model'))}):", "",
-            "| | loss | top-1 |", "|---|---:|---:|",
-            f"| this model | {_g(held.get('loss'))} | {_g(held.get('top1'))} |",
-            f"| unigram floor / most frequent piece | {_g(held.get('floor_loss'))} | {_g(held.get('floor_top1'))} |",
-            "", f"Gap to the floor {_g(held.get('gap'))} [{_g(held.get('gap_low'))}, {_g(held.get('gap_high'))}]: "
-            f"{'left' if held.get('left_plateau') else 'still on'} the unigram plateau.",
-        ])
+    scores = _heldout_section(held)
     where = py_str(str(run))  # the folder as given: the snippet runs from there (biotok push swaps in the repo)
     load = (f"AutoModelForMaskedLM.from_pretrained({where}, subfolder=\"generator\"), tokenizer={where}"
             if electra else where)  # ELECTRA: the generator fills masks, the tokenizer is the folder's

@@ -105,6 +105,7 @@ def measure(text: Path, tok: Path, work: Path, workers: int, runs: int) -> dict:
     (the library's own parallelism, the competitor at its best), and ``workers`` pool workers of one
     thread each; the times, load averages and byte check."""
     settings = {ONE_THREAD: (1, False), LIBRARY: (1, True), str(workers): (workers, False)}
+    folders = {k: work / k.replace(" ", "_").replace(",", "").replace("'", "") for k in settings}
     times: dict[str, list[float]] = {k: [] for k in settings}
     cpu: dict[str, list[float]] = {k: [] for k in settings}  # CPU seconds, this process and its workers
     loads: list[float] = []
@@ -113,14 +114,12 @@ def measure(text: Path, tok: Path, work: Path, workers: int, runs: int) -> dict:
     for _ in range(runs):
         for name, (w, threads) in settings.items():
             loads.append(os.getloadavg()[0])
-            folder = work / name.replace(" ", "_").replace(",", "").replace("'", "")
-            wall, own, worker_cpu = one_prepare(text, tok, folder, w, threads)
+            wall, own, worker_cpu = one_prepare(text, tok, folders[name], w, threads)
             times[name].append(wall)
             cpu[name].append(own + worker_cpu)
             if w > 1:
                 shares.append(own / worker_cpu)
-        folders = [work / n.replace(" ", "_").replace(",", "").replace("'", "") for n in settings]
-        identical &= all(same_bytes(folders[0], f) for f in folders[1:])
+        identical &= all(same_bytes(folders[ONE_THREAD], f) for f in folders.values())
     med = {k: statistics.median(v) for k, v in times.items()}
     cpu_med = {k: statistics.median(v) for k, v in cpu.items()}
     return {"tokenizer": str(tok), "seconds": times, "median_seconds": med,

@@ -71,12 +71,10 @@ def finetune_settings(cfg: AblationConfig, seed: int) -> dict:
     were added with (a finished run's records stay valid when an option is added)."""
     from biotok_train.config import THRESHOLD_GRID  # lazy: one constant
 
+    added_with = {"threshold_grid": THRESHOLD_GRID, "max_eval_examples": 0}
     d = cfg.finetune_config(seed).to_dict()
-    if tuple(d.get("threshold_grid", ())) == THRESHOLD_GRID:
-        d.pop("threshold_grid")
-    if not d.get("max_eval_examples"):
-        d.pop("max_eval_examples", None)
-    return d
+    return {k: v for k, v in d.items()
+            if k not in added_with or (tuple(v) if isinstance(v, list) else v) != added_with[k]}
 
 
 def task_identity(task: str, data=None) -> str:

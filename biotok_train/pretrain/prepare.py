@@ -146,12 +146,7 @@ def prepare(
     files = resolve(corpus)  # raises CorpusError early for missing inputs
     tok.backend.no_truncation()
     tok.backend.no_padding()
-    samplers = None
-    if config.sample_alpha is not None:
-        from biotok.sampling import Sampler
-
-        # one seed per copy; within a copy each line's sample is a function of its index
-        samplers = [Sampler(tok.backend, config.sample_alpha, seed=config.seed * 1000 + k) for k in range(config.copies)]
+    samplers = _samplers(tok, config)
     size = total_bytes(files)
     n = usable_workers(config.workers if workers is None else workers, size * config.copies if size is not None else None)
     with atomic_directory(out, force, inputs=inputs, marker=MARKER) as tmp:
@@ -164,9 +159,6 @@ def prepare(
         np.save(tmp / "documents.npy", documents)
         np.save(tmp / "sequences.npy", sequences)
         _save_tokenizer(tok, pristine, tmp / "tokenizer")
-        provenance = Path(tok.source) / "biotok.json" if tok.source else None
-        if provenance is not None and provenance.is_file():  # the vocabulary's provenance, for model cards
-            (tmp / "tokenizer" / "biotok.json").write_bytes(provenance.read_bytes())
         meta = _meta(tok, str(tokenizer), fingerprint, seq_len, segments, documents, sequences, files, field_name)
         if samplers is not None:
             meta["sampling"] = {"algorithm": samplers[0].algorithm, "alpha": config.sample_alpha,
@@ -174,6 +166,16 @@ def prepare(
                                 "documents": "each copy of each input file is one document"}
         (tmp / "meta.json").write_text(json.dumps(meta, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return _from_meta(out, meta)
+
+
+def _samplers(tok: BiotokTokenizer, config: PrepareConfig) -> list | None:
+    """Subword regularization's samplers, one seed per copy (within a copy each line's sample is a
+    function of its index); None without ``config.sample_alpha``."""
+    if config.sample_alpha is None:
+        return None
+    from biotok.sampling import Sampler  # lazy: only for sampling
+
+    return [Sampler(tok.backend, config.sample_alpha, seed=config.seed * 1000 + k) for k in range(config.copies)]
 
 
 def _tokenize(
@@ -272,13 +274,17 @@ def _check_specials(tok: BiotokTokenizer) -> None:
 
 
 def _save_tokenizer(tok: BiotokTokenizer, pristine: str, directory: Path) -> None:
-    """The tokenizer exactly as given (same fingerprint) plus its special tokens by role."""
+    """The tokenizer exactly as given (same fingerprint) plus its special tokens by role, and the
+    vocabulary's provenance (its biotok.json, for model cards) when it has one."""
     directory.mkdir(parents=True, exist_ok=True)
     (directory / "tokenizer.json").write_text(pristine, encoding="utf-8")
     (directory / "special_tokens_map.json").write_text(
         json.dumps({f"{r}_token": t for r, t in tok.specials.items()}, indent=2, ensure_ascii=False),
         encoding="utf-8",
     )
+    provenance = Path(tok.source) / "biotok.json" if tok.source else None
+    if provenance is not None and provenance.is_file():
+        (directory / "biotok.json").write_bytes(provenance.read_bytes())
 
 
 def _bar(files, progress: bool, copies: int = 1):
