@@ -100,18 +100,19 @@ def _deaf_to_sigterm() -> None:
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
 
 
-def _pid_after(seconds: float) -> int:
+def _mark_then_sleep(folder: str, seconds: float) -> None:
+    """Say which worker runs this (a file named after its pid), then stay busy, away from the call queue."""
     import time
 
+    Path(folder, str(os.getpid())).touch()
     time.sleep(seconds)
-    return os.getpid()
 
 
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc")
-def test_a_broken_pool_whose_worker_missed_the_sigterm_ends_once_its_workers_are_killed():
+def test_a_broken_pool_whose_worker_missed_the_sigterm_ends_once_its_workers_are_killed(tmp_path):
     """CPython's pool, when a worker dies, SIGTERMs the workers it knows, then waits for each: one
-    that never got the signal (here: ignores it; in a run: started by a submit racing the pool's
-    check) keeps its shutdown waiting forever, until end_broken_pool kills it."""
+    that never got the signal (here: ignores it, busy in a task; in a run: started by a submit racing
+    the pool's check) keeps its shutdown waiting forever, until end_broken_pool kills it."""
     import multiprocessing
     import signal
     import threading
@@ -122,10 +123,15 @@ def test_a_broken_pool_whose_worker_missed_the_sigterm_ends_once_its_workers_are
 
     pool = ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("spawn"), initializer=_deaf_to_sigterm)
     end_broken_pool(pool)  # not broken: nothing killed
-    a, b = pool.submit(_pid_after, 1.0), pool.submit(_pid_after, 1.0)
-    pids = {a.result(timeout=120), b.result(timeout=120)}
+    for _ in range(2):  # both workers busy, so neither reads the shutdown's sentinels off the queue
+        pool.submit(_mark_then_sleep, str(tmp_path), 600.0)
+    for _ in range(12000):
+        if len(list(tmp_path.iterdir())) == 2:
+            break
+        time.sleep(0.01)
+    pids = sorted(int(f.name) for f in tmp_path.iterdir())
     assert len(pids) == 2 and all(p.is_alive() for p in pool._processes.values())
-    dead, other = sorted(pids)
+    dead, other = pids
     os.kill(dead, signal.SIGKILL)
     for _ in range(3000):
         if getattr(pool, "_broken", False):
