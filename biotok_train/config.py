@@ -296,7 +296,10 @@ class ProbeConfig:
 
     ``tokens`` > 0 sets the budget in training tokens per arm (``steps`` is then derived);
     ``fair``: every arm is trained and scored on the same text, lowercased and/or stripped of
-    accents when one of the tokenizers discards that information.
+    accents when one of the tokenizers discards that information; ``threads`` torch's CPU threads
+    during training (0: torch's default). Not in the recipe: the thread count changes how the sums
+    are split, so bits per character move in their last digits (<= 0.007 measured between 1 and 2
+    threads) and a cached run is reused at any count; pin it for byte-identical output.
     """
 
     tokenizers: tuple[str, ...] = ()
@@ -318,6 +321,7 @@ class ProbeConfig:
     confidence: float = 0.95
     report_to: str = "auto"  # "tensorboard" | "none" | "auto": OUT/runs/ARM/seedS/tensorboard/ (not in the recipe)
     bf16: bool = True  # bf16 autocast where supported (biotok_train.precision); the recipe says so only when on
+    threads: int = 0  # torch CPU threads (torch.set_num_threads) while training; 0: torch's default (not in the recipe)
 
     def __post_init__(self) -> None:
         for name in ("tokenizers", "corpus", "heldout", "seeds"):
@@ -331,7 +335,7 @@ class ProbeConfig:
         _check(self.lr > 0, "--lr must be positive")
         _check(self.warmup >= 0, "--warmup must be >= 0")
         _check(0 < self.confidence < 1, "confidence must be in (0, 1)")
-        check_numbers(self, {"seeds": (0, SEED_MAX), **PROBE_SIZES})
+        check_numbers(self, {"seeds": (0, SEED_MAX), "threads": (0, MAX_WORKERS), **PROBE_SIZES})
         if self.tokens:
             per_step = self.batch_size * self.seq_len
             object.__setattr__(self, "steps", max(1, -(-self.tokens // per_step)))
@@ -345,7 +349,7 @@ class ProbeConfig:
         """What decides a run's result (the tokenizer and the seed aside)."""
         recipe = {k: v for k, v in dataclasses.asdict(self).items()
                   if k not in ("tokenizers", "seeds", "tokens", "n_resamples", "confidence", "corpus", "heldout",
-                               "report_to")}
+                               "report_to", "threads")}
         if not self.bf16:  # fp32: the recipe of every probe written before bf16, so those resume
             recipe.pop("bf16")
         return recipe

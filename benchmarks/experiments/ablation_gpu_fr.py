@@ -129,12 +129,14 @@ def intrinsic(work: Path, vocabs: dict[str, str]) -> dict:
 
 
 def probe(work: Path, vocabs: dict[str, str], seeds: tuple[int, ...], quick: bool) -> dict:
-    """The probe in fair mode on every k-th line of the pretraining and held-out parts."""
+    """The probe in fair mode on every k-th line of the pretraining and held-out parts, on one torch
+    thread (its numbers are byte-identical only at one thread count)."""
     train, held = (C.line_sample(work / "text" / f"{p}.txt", work / "text" / f"probe_{p}.txt", n)
                    for p, n in zip(("pretrain", "heldout"), PROBE_CHARS))
     sizes = {**PROBE, "steps": 30, "seq_len": 64, "hidden": 64} if quick else PROBE
     run_probe(ProbeConfig(tokenizers=tuple(vocabs.values()), corpus=(str(train),), heldout=(str(held),), seeds=seeds,
-                          fair=True, n_resamples=300 if quick else 2000, **sizes), work / "probe", progress=True)
+                          fair=True, n_resamples=300 if quick else 2000, threads=1, **sizes), work / "probe",
+              progress=True)
     return json.loads((work / "probe" / "probe.json").read_text(encoding="utf-8"))
 
 

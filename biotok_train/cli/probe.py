@@ -44,6 +44,9 @@ def _d(name: str):
 @click.option("--bf16/--no-bf16", default=_d("bf16"), show_default=True,
               help="bf16 autocast where supported (a CPU with amx_bf16 or avx512_bf16, CUDA); elsewhere fp32.")
 @click.option("--n-resamples", type=int, default=_d("n_resamples"), show_default=True, help="Bootstrap resamples.")
+@click.option("--threads", type=int, default=_d("threads"), show_default=True,
+              help="torch CPU threads while training; 0: torch's default. The thread count moves bits per "
+                   "character in their last digits: pin it (e.g. 1) for byte-identical results across machines.")
 @report_to_option
 @click.option("--out", required=True, type=click.Path(path_type=str),
               help="Output folder (rerunning the same command resumes it).")

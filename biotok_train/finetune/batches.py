@@ -1,8 +1,8 @@
 """Batches that waste nothing, for the fine-tuning engine (:mod:`.engine`): training order
 grouped by length as transformers' ``group_by_length`` sampler (shuffled, then sorted within
 mega-batches), rows padded to their batch's longest only, evaluation batches
-:data:`EVAL_BATCH_FACTOR` times the training batch; and the run's surroundings: torch's thread
-count for a block (:class:`Threads`) and the optimizer-step progress bar (:class:`Progress`).
+:data:`EVAL_BATCH_FACTOR` times the training batch; and the optimizer-step progress bar
+(:class:`Progress`).
 
 No torch at import time.
 """
@@ -58,26 +58,6 @@ def length_grouped_order(lengths: Sequence[int], batch_size: int, gen: random.Ra
 EVAL_BATCH_FACTOR = 4  # evaluation batches are this many training batches (no activations kept)
 
 
-class Threads:
-    """``torch.set_num_threads(n)`` for a block (n > 0), the previous count restored after it."""
-
-    def __init__(self, n: int) -> None:
-        self.n, self.before = n, 0
-
-    def __enter__(self) -> None:
-        if self.n > 0:
-            import torch
-
-            self.before = torch.get_num_threads()
-            torch.set_num_threads(self.n)
-
-    def __exit__(self, *exc) -> None:
-        if self.n > 0:
-            import torch
-
-            torch.set_num_threads(self.before)
-
-
 
 class Progress:
     """The optimizer-step progress (steps, ETA, the last loss and dev score): a tqdm bar on a
@@ -110,5 +90,5 @@ class Progress:
         self.shown.close()
 
 
-__all__ = ["EVAL_BATCH_FACTOR", "MEGA_BATCHES", "Progress", "Threads", "feature_length", "length_grouped_order",
+__all__ = ["EVAL_BATCH_FACTOR", "MEGA_BATCHES", "Progress", "feature_length", "length_grouped_order",
            "pad_rows"]

@@ -34,8 +34,9 @@ from biotok.io import finite_json
 from biotok.output import atomic_directory, check_writable
 from biotok.tokenizer import BiotokTokenizer
 from biotok_train.config import FinetuneConfig
-from biotok_train.finetune.batches import EVAL_BATCH_FACTOR, Progress, Threads, feature_length, length_grouped_order
+from biotok_train.finetune.batches import EVAL_BATCH_FACTOR, Progress, feature_length, length_grouped_order
 from biotok_train.hf_models import best_device, check_model, frame_ids, load_model, load_model_tokenizer
+from biotok_train.threads import Threads
 
 log = logging.getLogger(__name__)
 

@@ -62,6 +62,8 @@ def command(cfg: ProbeConfig, out: str | Path = "OUT") -> str:
         parts += ["--field", cfg.field_name]
     if cfg.fair:
         parts.append("--fair")
+    if cfg.threads:
+        parts += ["--threads", str(cfg.threads)]
     parts += ["--out", str(out)]
     return " ".join(shlex.quote(p) for p in parts)
 

@@ -32,6 +32,7 @@ from biotok.output import LOCK_NAME, atomic_file, check_can_create, check_inputs
 from biotok.tokenizer import BiotokTokenizer
 from biotok_train.config import ProbeConfig
 from biotok_train.probe import data as D
+from biotok_train.threads import Threads
 
 MARKER = "probe-config.json"  # what makes a folder a probe output (and holds its recipe)
 FORMAT = 2  # version of the cached run files (2: content key)
@@ -303,7 +304,8 @@ def run_probe(cfg: ProbeConfig, out: str | Path, *, force: bool = False, progres
             with run_lock(work, "probe") if work != out else contextlib.nullcontext():  # OUT's lock after the swap
                 arms = _arms(cfg, train, held, toks, norms)
                 chars = np.array([len(d) for d in held], dtype=np.float64)
-                runs, timings = _train_all(cfg, arms, work, chars, keys, progress)
+                with Threads(cfg.threads):
+                    runs, timings = _train_all(cfg, arms, work, chars, keys, progress)
                 report = build_report(cfg, arms, runs, chars, sum(len(d) for d in train), len(train), how)
                 report.timings = {k: timings[k] for k in (f"{a}/seed{s}" for a in runs for s in runs[a])}
                 write_report(report, work, out)

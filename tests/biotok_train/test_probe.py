@@ -107,6 +107,32 @@ def test_fair_mode_and_errors_on_the_command_line(toks, texts, tmp_path):
     assert res.exit_code == 0, res.output
 
 
+def test_threads_pins_torchs_threads_while_training_and_leaves_the_recipe_alone(toks, texts, tmp_path, monkeypatch):
+    """--threads N: training runs on N torch threads, the count is restored after, and a cached run
+    is reused at any count (the thread count is how the sums are split, not what is computed)."""
+    import torch
+
+    from biotok_train.cli import main
+    from biotok_train.probe import run as R
+
+    seen, real = [], R._run_one
+    monkeypatch.setattr(R, "_run_one", lambda *a, **k: (seen.append(torch.get_num_threads()), real(*a, **k))[1])
+    before = torch.get_num_threads()
+    base = [str(toks[0]), "--corpus", str(texts[0]), "--heldout", str(texts[1]), "--steps", "10", "--batch-size", "4",
+            "--seq-len", "32", "--hidden", "32", "--n-resamples", "50", "--out", str(tmp_path / "t"), "-q"]
+    res = CliRunner().invoke(main, ["probe", *base, "--threads", "1"])
+    assert res.exit_code == 0, res.output
+    assert seen == [1] and torch.get_num_threads() == before
+    assert "--threads 1 " in json.loads((tmp_path / "t" / "probe.json").read_text())["command"]
+    runs = sorted((tmp_path / "t" / "runs").rglob("seed*.json"))
+    stamps = [q.stat().st_mtime_ns for q in runs]
+    res = CliRunner().invoke(main, ["probe", *base, "--threads", "2"])  # the same recipe: resumed, nothing trained
+    assert res.exit_code == 0 and "another recipe" not in res.output, res.output
+    assert seen == [1, 2] and [q.stat().st_mtime_ns for q in runs] == stamps
+    res = CliRunner().invoke(main, ["probe", *base, "--threads", "-1"])
+    assert res.exit_code == 2 and "threads" in res.output and len(res.output.strip().splitlines()) == 1
+
+
 @pytest.mark.parametrize("extra, message", [
     (["--heldout", "missing.txt"], "missing.txt"),
     (["--heldout", "HELD", "--steps", "5", "--tokens", "100"], "--steps or --tokens"),
