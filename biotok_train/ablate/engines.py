@@ -27,6 +27,7 @@ from biotok.errors import ConfigError, OutputWriteError, Terminated
 from biotok.spawning import end_broken_pool, exit_with_parent
 from biotok_train.ablate.graph import DONE, FAILED, SKIPPED, Job, Outcome, execute, pending
 from biotok_train.config import EngineConfig
+from biotok_train.threads import Threads
 
 log = logging.getLogger(__name__)
 
@@ -83,13 +84,14 @@ def set_threads(n: int) -> None:
 
 def run_local(jobs: Sequence[Job], keys: Mapping[str, str], env: Any, engine: EngineConfig = EngineConfig(),
               on_done: OnDone = None) -> dict[str, Outcome]:
-    """In this process, in plan order; ``engine.workers`` torch threads (0: torch's default)."""
+    """In this process, in plan order; ``engine.workers`` torch threads (0: torch's default), the
+    process's count restored after (a notebook that ran an ablation keeps its threads)."""
     outcomes = pending(env.out, jobs, keys)
-    set_threads(engine.workers)
-    for job in jobs:
-        if job.key not in outcomes:
-            outcomes[job.key] = execute(env, job, keys[job.key], *(outcomes[n] for n in job.needs))
-            _say(outcomes[job.key], on_done)
+    with Threads(engine.workers):
+        for job in jobs:
+            if job.key not in outcomes:
+                outcomes[job.key] = execute(env, job, keys[job.key], *(outcomes[n] for n in job.needs))
+                _say(outcomes[job.key], on_done)
     return outcomes
 
 
@@ -189,8 +191,8 @@ def run_ray(jobs: Sequence[Job], keys: Mapping[str, str], env: Any, engine: Engi
         with heard:
             _wait_ray(ray, left, by_ref, outcomes, on_done)
     except BaseException as e:  # SIGTERM, Ctrl-C or a full disk: the tasks still running or waiting stop too
-        for ref in left:
-            try:
+        for ref in reversed(left):  # dependents first: a need cancelled first hands its dependent to a worker
+            try:                    # as Ray fails it, and that task's reply then aborts the driver (Ray's check)
                 ray.cancel(ref, force=True)
             except Exception:  # noqa: BLE001  (already finished)
                 pass
