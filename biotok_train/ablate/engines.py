@@ -191,8 +191,11 @@ def run_ray(jobs: Sequence[Job], keys: Mapping[str, str], env: Any, engine: Engi
         with heard:
             _wait_ray(ray, left, by_ref, outcomes, on_done)
     except BaseException as e:  # SIGTERM, Ctrl-C or a full disk: the tasks still running or waiting stop too
-        for ref in reversed(left):  # dependents first: a need cancelled first hands its dependent to a worker
-            try:                    # as Ray fails it, and that task's reply then aborts the driver (Ray's check)
+        # Dependents before their needs (``left`` is in plan order): a need cancelled first hands its
+        # dependent to a worker as Ray fails it, and that task's reply then aborts this driver (Ray 2.60's
+        # "Tried to complete task that was not pending" check).
+        for ref in reversed(left):
+            try:
                 ray.cancel(ref, force=True)
             except Exception:  # noqa: BLE001  (already finished)
                 pass
