@@ -513,7 +513,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--tasks", default=",".join(C.FRENCH_TASKS), help="with --dry-run: the tasks to fine-tune")
     ap.add_argument("--engine", default="local", choices=("local", "ray", "processes"),
                     help="who runs the GPU side's jobs (biotok-train ablate --engine); processes where Ray is missing")
-    ap.add_argument("--workers", type=int, default=0)
+    ap.add_argument("--workers", type=int, default=0,
+                    help="local: torch threads (0: one, as each worker of the other engines, so that records made "
+                         "here and merged from a slot are the same bytes); ray, processes: jobs at a time "
+                         "(0: one per CPU)")
     ap.add_argument("--gpus-per-job", type=float, default=0.0,
                     help="with --engine ray or processes: e.g. 0.25, four fine-tunes a GPU")
     a = ap.parse_args(argv)
@@ -530,7 +533,8 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         for t in a.tasks.split(","):  # a task it cannot use is refused before any work
             get_task(t)
-        engine, tasks = EngineConfig(a.engine, a.workers, a.gpus_per_job), tuple(a.tasks.split(",")) if a.dry_run else None
+        workers = a.workers or (1 if a.engine == "local" else 0)  # float sums split over threads differ in bytes
+        engine, tasks = EngineConfig(a.engine, workers, a.gpus_per_job), tuple(a.tasks.split(",")) if a.dry_run else None
         if a.slot is not None:
             if a.archive is None or a.slot <= 0:
                 raise BiotokError("--slot SECONDS (> 0) needs --archive FILE (where its records go)")
