@@ -27,7 +27,7 @@ from biotok.errors import ConfigError, OutputWriteError, Terminated
 from biotok.spawning import end_broken_pool, exit_with_parent
 from biotok_train.ablate.graph import DONE, FAILED, SKIPPED, Job, Outcome, execute, pending
 from biotok_train.config import EngineConfig
-from biotok_train.threads import Threads
+from biotok_train.threads import Threads, set_threads
 
 log = logging.getLogger(__name__)
 
@@ -72,14 +72,6 @@ def _probe(address: str, timeout: float = PROBE_SECONDS) -> None:
         why = "no answer within %g s" % timeout if isinstance(e, socket.timeout) else (e.strerror or str(e))
         raise ConfigError(f"--address {address}: no Ray cluster answers there ({why}); start one "
                           "(ray start --head) or leave --address out for a local instance") from None
-
-
-def set_threads(n: int) -> None:
-    """torch's intra-op threads of this process (0: leave torch's default)."""
-    if n > 0:
-        import torch  # lazy: the engines themselves need no torch
-
-        torch.set_num_threads(n)
 
 
 def run_local(jobs: Sequence[Job], keys: Mapping[str, str], env: Any, engine: EngineConfig = EngineConfig(),
