@@ -31,20 +31,22 @@ Layout of OUT::
                                         TASK is the task name, or a path's name + a short hash), kK/ (the curve's)
     arms/SIZE/NAME/floor/p{P}/          random-init model/ and TASK/f{F}/ (with a base: arms/SIZE/floor.NAME/)
     probe/                              with --probe: the causal-LM probe of each vocabulary (probe.md, ...)
-    ablation.md, ablation.json, ablation.png, costs.json; heldout_curve.png with a --curve
+    ablation.json, costs.json           the results (:mod:`~biotok_train.ablate.results`); the page is rendered from them:
+    ablation.md, ablation.png           (:mod:`~biotok_train.ablate.render`); heldout_curve.png with a --curve
 """
 
 from __future__ import annotations
 
-from biotok_train.ablate.analysis import compute_statistics, verdict_sentences
+from biotok_train.ablate.analysis import analyze, compute_statistics, verdict_sentences, word_floor
 from biotok_train.ablate.graph import Job, Outcome, content_keys, execute
-from biotok_train.ablate.plan import MLM, ArmResult, Leg, floor_dir, leg_names, plan_legs, task_dir
-from biotok_train.ablate.report import AblationReport, format_report, plot
-from biotok_train.ablate.analysis import word_floor
+from biotok_train.ablate.plan import Leg, floor_dir, leg_names, plan_legs, task_dir
+from biotok_train.ablate.render import markdown, plot, publish, published_readme, rewrite
+from biotok_train.ablate.results import MLM, AblationReport, ArmResult, Results, load
 from biotok_train.ablate.run import Incomplete, run_ablation, same_recipe, split_corpus
 from biotok_train.config import ARMS, BASE_SIZE, TRANSFER_METHODS, AblationConfig, EngineConfig
 
 __all__ = ["ARMS", "BASE_SIZE", "MLM", "TRANSFER_METHODS", "AblationConfig", "AblationReport", "ArmResult",
-           "EngineConfig", "Incomplete", "Job", "Leg", "Outcome", "compute_statistics", "content_keys", "execute",
-           "floor_dir", "format_report", "leg_names", "plan_legs", "plot", "run_ablation", "same_recipe",
-           "split_corpus", "task_dir", "verdict_sentences", "word_floor"]
+           "EngineConfig", "Incomplete", "Job", "Leg", "Outcome", "Results", "analyze", "compute_statistics",
+           "content_keys", "execute", "floor_dir", "leg_names", "load", "markdown", "plan_legs", "plot", "publish",
+           "published_readme", "rewrite", "run_ablation", "same_recipe", "split_corpus", "task_dir",
+           "verdict_sentences", "word_floor"]

@@ -1,20 +1,26 @@
 """The statistics of an ablation: each candidate against the reference (or every pair of arms,
 ``pairs="all"``), each arm against its floors and against its task's trivial baseline (paired
 bootstrap over test examples pooled across seeds), the tasks where no arm beats that baseline
-("no signal"), rank agreement between sizes, and the verdict sentences written from those numbers."""
+("no signal"), rank agreement between sizes, the curves, the costs, and the verdict sentences written
+from those numbers: :func:`analyze` turns the records of a finished ablation into its
+:class:`~biotok_train.ablate.results.Results`, numbers only (the page is rendered from them)."""
 
 from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
+from biotok.io import versions_sentence
 from biotok_train import stats as S
+from biotok_train.ablate import plateau as P
+from biotok_train.ablate.command import command_line
 from biotok_train.ablate.grid import Grid, evaluate_key, pretrain_key
-from biotok_train.ablate.plan import MLM, ArmResult, Leg, comparison_pairs, decode, floor_name
-from biotok_train.config import BASE_SIZE, AblationConfig
+from biotok_train.ablate.plan import Leg, comparison_pairs, decode, floor_name
+from biotok_train.ablate.results import MLM, ArmResult, Results, at_size, metric_label
+from biotok_train.config import AblationConfig
 from biotok_train.tasks.examples import targets
 
 MEAN_METRICS = ("accuracy", "hamming_score", "exact_match_ratio")  # means of per-example scores
@@ -22,9 +28,10 @@ WEIGHTED_METRICS = ("weighted_f1", "weighted_f1_multilabel")  # sklearn's weight
 
 
 @dataclass
-class Results:
-    """Everything the report is computed from: the recipe, the arms, the plan and the records of
-    its jobs (by key), the tasks' data and the jobs' costs."""
+class Evidence:
+    """Everything the results are computed from: the recipe, the arms, the plan and the records of
+    its jobs (by key), the tasks' data and the jobs' costs; ``rows``: the bootstrap rows made so
+    far, by cell (see :func:`_cell_rows`)."""
 
     cfg: AblationConfig
     out: Path
@@ -33,6 +40,7 @@ class Results:
     records: dict
     datasets: dict
     costs: dict
+    rows: dict = field(default_factory=dict)
 
     @functools.cached_property
     def task_objs(self) -> dict:
@@ -60,11 +68,6 @@ class Results:
         return {t: trivial_baseline(self.datasets[t], self.task_objs[t][0]) for t in self.datasets}
 
     @functools.cached_property
-    def row_cache(self) -> dict:
-        """The bootstrap rows of each set of runs, made once (:func:`_task_rows`)."""
-        return {}
-
-    @functools.cached_property
     def word_floor(self) -> tuple[str, tuple[float, ...]]:
         from biotok_train.evaluate.masked_words import sample_words  # lazy: heavy import
 
@@ -78,6 +81,58 @@ class Results:
     def ranks(self, size: str, arm: str) -> dict[int, list[int]]:
         """An arm's rank of each held-out word (-1: not scored), per pretraining seed."""
         return {p: self.records[evaluate_key(size, arm, p)]["mlm"]["ranks"] for p in self.cfg.pretrain_seeds}
+
+
+def analyze(res: Evidence) -> Results:
+    """The results of a finished ablation, from its records only: every number, verdict and
+    sentence its page shows (:mod:`~biotok_train.ablate.render` computes none)."""
+    cfg, sized = res.cfg, len(res.cfg.sizes) > 1
+    arms = arm_results(res)
+    comparisons, floors, rankings, mlm_floors = compute_statistics(res, arms)
+    probed = P.probe_agreements(res, arms) if cfg.probe else []
+    points, gaps = curve(res)
+    held, held_gaps = P.heldout_curve(res), P.heldout_curve_gaps(res)
+    baselines, checks, silent = baseline_checks(res)
+    sentences = [*verdict_sentences(cfg, res.tasks, comparisons, floors, rankings, arms, mlm_floors),
+                 *P.plateau_sentences(arms, sized), *(r["sentence"] for r in probed),
+                 *no_signal_sentences(res.tasks, baselines, checks, silent, cfg),
+                 *P.curve_plateau_sentences(held, cfg.budget, sized), *P.heldout_gap_sentences(held_gaps, sized),
+                 *catch_up_sentences(gaps, res)]
+    return Results(recipe=cfg.recipe(), tokenizers=list(cfg.tokenizers), reference=res.legs[0].name,
+                   command=command_line(cfg, res.out), versions=versions_line(), tasks=res.tasks, arms=arms,
+                   comparisons=signal(comparisons, arms, floors, mlm_floors, checks), floors=floors,
+                   mlm_floors=mlm_floors, rankings=rankings, probe_rankings=probed, curve=points, curve_gaps=gaps,
+                   heldout_curve=held, heldout_curve_gaps=held_gaps, verdicts=sentences, pairs=cfg.pairs,
+                   baselines=baselines, baseline_checks=checks, no_signal=silent,
+                   per_pretrain_seed=per_pretrain_seed(res), costs=cost_summary(res))
+
+
+def signal(comparisons: Sequence[dict], arms: Sequence[ArmResult], floors: Sequence[dict],
+           mlm_floors: Sequence[dict], checks: Sequence[dict]) -> list[dict]:
+    """The comparisons, each marked ``"signal": False`` where its verdict says nothing about the
+    vocabularies: on masked words, where either arm did not leave the plateau or no arm beats
+    always answering the most frequent word; on a task, where no arm beats its random-init floor
+    or no arm beats the task's trivial baseline. Unmarked, the verdict stands."""
+    plateau = {(a.size, a.name) for a in arms if a.heldout_mlm and not a.heldout_mlm["left_plateau"]}
+
+    def none_beat(rows: Sequence[dict], size: str, task: str, beats: str) -> bool:
+        mine = [f for f in rows if f["size"] == size and f["task"] == task]
+        return bool(mine) and not any(f[beats] for f in mine)
+
+    out = []
+    for c in comparisons:
+        size, task = c["size"], c["task"]
+        if task == MLM:
+            void = bool({(size, c["reference_arm"]), (size, c["candidate_arm"])} & plateau) or \
+                none_beat(mlm_floors, size, MLM, "beats_floor")
+        else:
+            void = none_beat(floors, size, task, "beats_floor") or none_beat(checks, size, task, "beats_baseline")
+        out.append({**c, "signal": False} if void else c)
+    return out
+
+
+def versions_line() -> str:
+    return versions_sentence(("python", "biotok", "torch", "transformers", "tokenizers", "seqeval", "scipy", "numpy"))
 
 
 def word_floor(train: Path, samples: Sequence) -> tuple[str, tuple[float, ...]]:
@@ -97,7 +152,7 @@ def word_floor(train: Path, samples: Sequence) -> tuple[str, tuple[float, ...]]:
     return word, tuple(float(s.text[s.start:s.end] == word) for s in samples)
 
 
-def arm_results(res: Results) -> list[ArmResult]:
+def arm_results(res: Evidence) -> list[ArmResult]:
     """Each arm at each size, from the records of its jobs."""
     from biotok_train.pretrain.heldout import pooled_summary  # lazy: torch-side module
 
@@ -130,35 +185,44 @@ def arm_results(res: Results) -> list[ArmResult]:
     return arms
 
 
-def _task_rows(res: Results, task: str, runs: dict[str, dict]):
-    """Per-example rows of each run for the bootstrap, and the statistic: {run: rows}, metric
-    (made once per set of runs: the comparisons, floors, baselines and curve share them)."""
-    key = (task, tuple((k, id(r)) for k, r in sorted(runs.items())))
-    if key not in res.row_cache:
-        preds = {k: decode(r["predictions"]) for k, r in runs.items()}
-        labels = next(iter(runs.values()))["labels"]
-        made = _rows(res, task, preds, {k: r["score"] for k, r in runs.items()}, labels)
-        res.row_cache[key] = (made, runs)  # runs kept: their ids stay theirs
-        res.row_cache[("preds", id(made[0]))] = (task, preds, labels)
-    return res.row_cache[key][0]
+def _cell_rows(res: Evidence, cell: tuple, fast: bool = True):
+    """Per-example rows of each run of ``cell`` for the bootstrap, and the statistic: {run: rows},
+    metric; made once per cell (the comparisons, floors, baselines and curve share them). ``cell``:
+    (size, arm, task, step), that cell's fine-tuning runs; ("baseline", size, arm, task, step), the
+    task's trivial baseline paired with them (the same constant answer under every run's key)."""
+    if (cell, fast) not in res.rows:
+        res.rows[(cell, fast)] = _rows(res, *_predictions(res, cell), fast=fast)
+    return res.rows[(cell, fast)]
 
 
-def _paired(res: Results, a: tuple, b: tuple) -> tuple:
-    """(rows of a, rows of b, statistic) on one footing: where one set took a fast path and the
+def _predictions(res: Evidence, cell: tuple) -> tuple:
+    """(task, decoded predictions by run, head scores by run, labels) of a cell (:func:`_cell_rows`)."""
+    baseline = cell[0] == "baseline"
+    size, arm, task, step = cell[1:] if baseline else cell
+    runs = res.runs(size, arm, task, step)
+    labels = next(iter(runs.values()))["labels"]
+    if not baseline:
+        return task, {k: decode(r["predictions"]) for k, r in runs.items()}, {k: r["score"] for k, r in runs.items()}, labels
+    b, data = res.baselines[task], res.datasets[task]
+    one = tuple(b.prediction) if isinstance(b.prediction, list) else b.prediction
+    pred = [["O"] * len(e.tags) for e in data.test] if res.task_objs[task][1] == "ner" else [one] * len(data.test)
+    return task, {k: pred for k in runs}, {k: b.test for k in runs}, labels
+
+
+def _paired(res: Evidence, a: tuple, b: tuple) -> tuple:
+    """(rows of cell a, rows of cell b, statistic) on one footing: where one took a fast path and the
     other could not (its head's score is not the fast statistic's), both in the head's own scorer."""
     fast = (S.MICRO_F1, S.MEAN, S.WEIGHTED_F1)
-    if a[1] is b[1] or (a[1] not in fast and b[1] not in fast):  # one statistic, or both the head's scorer
-        return a[0], b[0], a[1]
-    slow = []
-    for rows, _ in (a, b):
-        task, preds, labels = res.row_cache[("preds", id(rows))]
-        slow.append(_rows(res, task, preds, {}, labels, fast=False))
-    return slow[0][0], slow[1][0], slow[0][1]
+    ra, rb = _cell_rows(res, a), _cell_rows(res, b)
+    if ra[1] is rb[1] or (ra[1] not in fast and rb[1] not in fast):  # one statistic, or both the head's scorer
+        return ra[0], rb[0], ra[1]
+    ra, rb = _cell_rows(res, a, fast=False), _cell_rows(res, b, fast=False)
+    return ra[0], rb[0], ra[1]
 
 
-def _rows(res: Results, task: str, preds: dict[str, list], scores: dict[str, float], labels: list,
+def _rows(res: Evidence, task: str, preds: dict[str, list], scores: dict[str, float], labels: list,
           fast: bool = True):
-    """:func:`_task_rows` of decoded predictions ``preds`` whose head scores are ``scores``
+    """:func:`_cell_rows` of decoded predictions ``preds`` whose head scores are ``scores``
     (``fast`` False: the head's own scorer on (example, prediction) pairs)."""
     test = list(res.datasets[task].test)
     _, kind, head = res.task_objs[task]
@@ -201,7 +265,7 @@ def _rows(res: Results, task: str, preds: dict[str, list], scores: dict[str, flo
     return {k: list(zip(test, p)) for k, p in preds.items()}, score
 
 
-def _mlm_rows(res: Results, size: str, ref: str, cand: str):
+def _mlm_rows(res: Evidence, size: str, ref: str, cand: str):
     """Top-1 hits per held-out word scored by both arms, per pretraining seed."""
     r, c = res.ranks(size, ref), res.ranks(size, cand)
     first = res.cfg.pretrain_seeds[0]
@@ -217,7 +281,7 @@ def _bootstrap(ref_by_run: dict, cand_by_run: dict, metric, cfg: AblationConfig,
                               confidence=cfg.confidence, seed=0, name=name)
 
 
-def _mlm_floor_rows(res: Results, size: str, name: str, hits: Sequence[float]):
+def _mlm_floor_rows(res: Evidence, size: str, name: str, hits: Sequence[float]):
     """Top-1 hits of an arm and of the word floor on the words the arm could score, per seed."""
     r = res.ranks(size, name)
     words = [i for i, k in enumerate(r[res.cfg.pretrain_seeds[0]]) if k >= 0]
@@ -237,7 +301,7 @@ def arm_pairs(legs: Sequence[Leg], which: str = "reference") -> list[tuple[str, 
     return pairs
 
 
-def compute_statistics(res: Results, arms: list[ArmResult]) -> tuple[list, list, list, list]:
+def compute_statistics(res: Evidence, arms: list[ArmResult]) -> tuple[list, list, list, list]:
     """(comparisons of each pair of arms (:func:`arm_pairs` of the recipe's ``pairs``),
     arm-vs-floor checks, rank agreements across sizes, masked-word top-1 of each pretrained arm
     against always answering the most frequent word)."""
@@ -257,37 +321,20 @@ def compute_statistics(res: Results, arms: list[ArmResult]) -> tuple[list, list,
             comparisons.append({"size": size, "task": MLM, "reference_arm": ref, "candidate_arm": cand,
                                 **b.to_dict(), "metric": "top1"})
         for task in cfg.tasks:
-            rows = {n: _task_rows(res, task, res.runs(size, n, task)) for n in names}
             metric = res.task_objs[task][2].metric
             for ref, cand in pairs:
-                b = _bootstrap(*_paired(res, rows[ref], rows[cand]), cfg, metric)
+                b = _bootstrap(*_paired(res, (size, ref, task, None), (size, cand, task, None)), cfg, metric)
                 comparisons.append({"size": size, "task": task, "reference_arm": ref, "candidate_arm": cand,
                                     **b.to_dict()})
             for leg in (res.legs if cfg.floor else ()):
-                floor = _task_rows(res, task, res.runs(size, floor_name(leg, cfg.base is not None), task))
-                b = _bootstrap(*_paired(res, floor, rows[leg.name]), cfg, metric)
+                floor = (size, floor_name(leg, cfg.base is not None), task, None)
+                b = _bootstrap(*_paired(res, floor, (size, leg.name, task, None)), cfg, metric)
                 floors.append({"size": size, "task": task, "arm": leg.name, **b.to_dict(),
                                "beats_floor": b.verdict == S.BETTER})
     return comparisons, floors, _rankings(res, arms, names), mlm_floors
 
 
-def _baseline_rows(res: Results, task: str, runs: dict[str, dict]):
-    """The bootstrap rows of the task's trivial baseline paired with ``runs`` (the same constant
-    answer under every run's key)."""
-    b, data = res.baselines[task], res.datasets[task]
-    kind = res.task_objs[task][1]
-    one = tuple(b.prediction) if isinstance(b.prediction, list) else b.prediction
-    pred = [["O"] * len(e.tags) for e in data.test] if kind == "ner" else [one] * len(data.test)
-    key = ("baseline", task, tuple(sorted(runs)))
-    if key not in res.row_cache:
-        labels = next(iter(runs.values()))["labels"]
-        made = _rows(res, task, {k: pred for k in runs}, {k: b.test for k in runs}, labels)
-        res.row_cache[key] = (made, None)
-        res.row_cache[("preds", id(made[0]))] = (task, {k: pred for k in runs}, labels)
-    return res.row_cache[key][0]
-
-
-def baseline_checks(res: Results) -> tuple[dict, list[dict], list[dict]]:
+def baseline_checks(res: Evidence) -> tuple[dict, list[dict], list[dict]]:
     """(each task's trivial baseline, each arm against it (paired bootstrap, ``beats_baseline``
     when better), the tasks where no arm beats it at a size: "no signal")."""
     cfg = res.cfg
@@ -295,10 +342,9 @@ def baseline_checks(res: Results) -> tuple[dict, list[dict], list[dict]]:
     for size in cfg.sizes:
         for task in cfg.tasks:
             metric = res.task_objs[task][2].metric
-            rows = {leg.name: _task_rows(res, task, res.runs(size, leg.name, task)) for leg in res.legs}
             for leg in res.legs:
-                runs = res.runs(size, leg.name, task)
-                b = _bootstrap(*_paired(res, _baseline_rows(res, task, runs), rows[leg.name]), cfg, metric)
+                cell = (size, leg.name, task, None)
+                b = _bootstrap(*_paired(res, ("baseline", *cell), cell), cfg, metric)
                 checks.append({"size": size, "task": task, "arm": leg.name, **b.to_dict(),
                                "beats_baseline": b.verdict == S.BETTER})
             mine = [c for c in checks if c["size"] == size and c["task"] == task]
@@ -325,19 +371,19 @@ def no_signal_sentences(tasks: dict, baselines: dict, checks: Sequence[dict], si
     return out
 
 
-def _rankings(res: Results, arms: list[ArmResult], names: list[str]) -> list[dict]:
+def _rankings(res: Evidence, arms: list[ArmResult], names: list[str]) -> list[dict]:
     """Kendall τ of the arms' ranking between sizes, per metric."""
     cfg, out = res.cfg, []
     if len(cfg.sizes) > 1:
         by = {(a.size, a.name): a for a in arms}
         for task in (MLM, *cfg.tasks):
-            scores = {s: {n: by[(s, n)].summary(task).mean for n in names} for s in cfg.sizes}
+            scores = {s: {n: by[(s, n)].summary(task)["mean"] for n in names} for s in cfg.sizes}
             label = "MLM top-1" if task == MLM else f"{task} {res.task_objs[task][2].metric}"
             out += [r.to_dict() for r in S.rank_agreement(scores, metric=label)]
     return out
 
 
-def curve(res: Results) -> tuple[list[dict], list[dict]]:
+def curve(res: Evidence) -> tuple[list[dict], list[dict]]:
     """The learning curve on each of the curve's tasks (the first, unless --curve-tasks): each
     pretrained arm's score after k steps (0: where it starts, then each --curve step and the budget),
     and at each step each arm minus continual (or the reference) with its paired bootstrap interval."""
@@ -353,24 +399,13 @@ def curve(res: Results) -> tuple[list[dict], list[dict]]:
                 for name, r in runs.items():
                     points.append({"size": size, "arm": name, "step": k, "task": task,
                                    **S.summarize_seeds([v["score"] for _, v in sorted(r.items())]).to_dict()})
-                rows = {n: _task_rows(res, task, r) for n, r in runs.items()}
+                step = None if k == cfg.budget else k
                 for name in (n for n in runs if n != ref):
-                    b = _bootstrap(*_paired(res, rows[ref], rows[name]), cfg, res.task_objs[task][2].metric)
+                    b = _bootstrap(*_paired(res, (size, ref, task, step), (size, name, task, step)), cfg,
+                                   res.task_objs[task][2].metric)
                     gaps.append({"size": size, "step": k, "task": task, "reference_arm": ref, "candidate_arm": name,
                                  **b.to_dict()})
     return points, gaps
-
-
-# --------------------------------------------------------------------------- the report
-
-
-def metric_label(ctx_tasks: dict, task: str) -> str:
-    return "MLM top-1" if task == MLM else f"{ctx_tasks[task]['name']} {ctx_tasks[task]['metric']}"
-
-
-def at_size(size: str) -> str:
-    """'At size tiny', or 'With the base's architecture' for the arms of a --base ablation."""
-    return "With the base's architecture" if size == BASE_SIZE else f"At size {size}"
 
 
 def verdict_sentences(cfg: AblationConfig, tasks: dict, comparisons: list[dict], floors: list[dict],
@@ -413,3 +448,73 @@ def verdict_sentences(cfg: AblationConfig, tasks: dict, comparisons: list[dict],
                        "says little about the vocabularies.")
     out += [r["sentence"] for r in rankings]
     return out
+
+
+def per_pretrain_seed(res: Evidence) -> list[dict]:
+    """Each arm's test score per task and pretraining seed: mean ± std over the fine-tuning seeds
+    with its t-interval (the spread of fine-tuning only: one pretraining seed is one draw of the
+    pretraining)."""
+    cfg, out = res.cfg, []
+    for size in cfg.sizes:
+        for leg in res.legs:
+            for task in cfg.tasks:
+                runs = res.runs(size, leg.name, task)
+                for p in cfg.pretrain_seeds:
+                    values = [runs[f"p{p}-f{f}"]["score"] for f in cfg.seeds if f"p{p}-f{f}" in runs]
+                    if not values:
+                        continue
+                    ci = S.seed_interval(values, cfg.confidence)
+                    out.append({"size": size, "arm": leg.name, "task": task, "pretrain_seed": p,
+                                **S.summarize_seeds(values).to_dict(),
+                                "low": ci[0] if ci else None, "high": ci[1] if ci else None})
+    return out
+
+
+def cost_summary(res: Evidence) -> dict:
+    """costs.json: every job's CPU seconds (``time.process_time`` of the process that ran it), wall
+    seconds and device, in all and per arm (pretraining, evaluation, fine-tuning with its floors'
+    and the curve's runs); the one cost format (benchmarks/experiments/time_to_verdict.py reads it)."""
+    by_arm: dict[str, dict[str, float]] = {}
+    for key, c in res.costs.items():
+        kind, arm = key.split("/")[0], _arm_of(key)
+        row = by_arm.setdefault(arm, {})
+        row[kind] = round(row.get(kind, 0.0) + float(c.get("cpu_s", 0.0)), 1)
+    return {"format": "biotok-costs/1", "unit": "seconds",
+            "total_cpu_s": round(sum(float(c.get("cpu_s", 0.0)) for c in res.costs.values()), 1),
+            "total_wall_s": round(sum(float(c.get("wall_s", 0.0)) for c in res.costs.values()), 1),
+            "by_arm": dict(sorted(by_arm.items())), "jobs": dict(sorted(res.costs.items()))}
+
+
+def _arm_of(key: str) -> str:
+    """The arm (or shared part) a job's cost counts for: pretrain/S/ARM/..., prepare/V, probe."""
+    parts = key.split("/")
+    if parts[0] in ("pretrain", "evaluate", "finetune", "curve", "floor-model") and len(parts) > 2:
+        return parts[2]
+    if parts[0] == "transfer" and len(parts) == 3:  # transfer/METHOD/VOCAB
+        return f"transfer-{parts[1]}.{parts[2]}"
+    return f"{parts[0]}.{parts[1]}" if len(parts) > 1 else parts[0]  # prepare/V, init/V/pP, probe
+
+
+def catch_up_sentences(gaps: Sequence[dict], res: Evidence) -> list[str]:
+    """The curve's answer per arm, computed from the per-step verdicts: from which step it is no
+    longer worse than the curve's reference, and whether it stays so."""
+    out = []
+    tasks = res.cfg.curve_task_list
+    for size, task in ((size, task) for size in res.cfg.sizes for task in tasks):
+        on = f" on {metric_label(res.tasks, task)}" if len(tasks) > 1 else ""
+        for arm in dict.fromkeys(g["candidate_arm"] for g in gaps if g["size"] == size and g["task"] == task):
+            rows = [g for g in gaps if g["size"] == size and g["candidate_arm"] == arm and g["task"] == task]
+            ref, tried = rows[0]["reference_arm"], ", ".join(f"{g['step']:,}" for g in rows)
+            first = next((g for g in rows if g["verdict"] != S.WORSE), None)
+            if first is None:
+                out.append(f"On the curve{on}, {arm} stays below {ref} at every step measured (k = {tried}): within "
+                           f"{res.cfg.budget:,} steps it does not catch up.")
+                continue
+            when = "from the start (k = 0)" if first["step"] == 0 else f"after {first['step']:,} MLM steps"
+            word = "better than" if first["verdict"] == S.BETTER else "indistinguishable from"
+            later = all(g["verdict"] != S.WORSE for g in rows if g["step"] >= first["step"])
+            out.append(f"On the curve{on}, {arm} is {word} {ref} {when}: {first['difference']:+.3f} [{first['low']:+.3f}, "
+                       f"{first['high']:+.3f}]" + ("" if later else ", though a later step is worse again") + ".")
+    return out
+
+

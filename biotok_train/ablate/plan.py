@@ -1,53 +1,15 @@
-"""The plan of an ablation: its arms (legs) and their results, what the runs share, and the
+"""The plan of an ablation: its arms (legs), what the runs share, and the
 layout of OUT (where each part lives, its JSON files)."""
 
 from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from biotok_train import stats as S
 from biotok_train.config import AblationConfig
-
-MLM = "mlm"  # the key of masked-word accuracy among the task keys of the report
-
-
-@dataclass(frozen=True)
-class ArmResult:
-    """One tokenizer at one size: its budget, its numbers (each a seed summary dict), its floors."""
-
-    size: str
-    name: str
-    tokenizer: str
-    vocab_size: int
-    fertility: float  # pieces per word on the held-out lines (words as `biotok compare` defines them)
-    pieces_per_line: float  # on the held-out lines, no special tokens
-    chars_per_token: float  # characters of pretraining text per token with this tokenizer
-    corpus_tokens: int  # tokens of the pretraining text with this tokenizer
-    steps: int
-    tokens_seen: int  # real (non-padding) tokens of one pretraining run
-    chars_seen: int  # characters of text those tokens cover
-    epochs: float  # passes over the pretraining text
-    mlm: dict  # {"top1"|"top3"|"top5": SeedSummary dict} over pretraining seeds
-    mlm_words: int
-    metrics: dict  # {task: SeedSummary dict of its metric over every (pretraining, fine-tuning) seed pair}
-    floors: dict = field(default_factory=dict)  # {task: SeedSummary dict}, random init
-    init: str = "scratch"  # scratch | continual | transfer (see AblationConfig.arms)
-    vocabulary: str = ""  # the name of its vocabulary (the tokenizer's leg name)
-    # held-out [MASK] loss and top-1 beside the unigram floor and the most-frequent-piece top-1, pooled over
-    # pretraining seeds, with the gap's interval (biotok_train.pretrain.heldout.pooled_summary)
-    heldout_mlm: dict = field(default_factory=dict)
-    probe: dict = field(default_factory=dict)  # causal-LM probe of its vocabulary (with --probe)
-    pretrain_loss: dict | None = None  # older runs only: a single step's training loss, no longer reported
-    loss_curve: list = field(default_factory=list)  # [[step, training MLM loss]] of pretraining seed 0
-
-    def summary(self, task: str) -> S.SeedSummary | None:
-        """Its seed summary on ``task`` (MLM: masked-word top-1; None for an arm not pretrained)."""
-        d = self.mlm.get("top1") if task == MLM else self.metrics[task]
-        return S.SeedSummary.from_dict(d) if d else None
 
 
 def leg_names(tokenizers: Sequence[str]) -> list[str]:

@@ -13,16 +13,15 @@ from pathlib import Path
 
 from biotok.errors import BiotokError, ConfigError, OutputExistsError
 from biotok.output import LOCK_NAME, atomic_directory, run_lock
-from biotok_train.ablate import engines
-from biotok_train.ablate.analysis import Results, arm_results, compute_statistics, verdict_sentences
+from biotok_train.ablate import engines, render
+from biotok_train.ablate.analysis import Evidence, analyze
 from biotok_train.ablate.command import command_line
 from biotok_train.ablate.graph import DONE, FAILED, content_keys, costs, pending, select, write_json
 from biotok_train.ablate.grid import Grid, build
 from biotok_train.ablate.jobs import Env
 from biotok_train.ablate.keys import corpus_key, fingerprints
 from biotok_train.ablate.plan import leg_names, plan_legs, read_json
-from biotok_train.ablate.plateau import plateau_sentences, probe_agreements
-from biotok_train.ablate.report import AblationReport, write_report
+from biotok_train.ablate.results import AblationReport, load
 from biotok_train.config import MAX_SEQ_LEN, AblationConfig, EngineConfig
 
 log = logging.getLogger(__name__)
@@ -179,7 +178,7 @@ def run_ablation(cfg: AblationConfig, out: str | os.PathLike[str], progress: boo
                              len(grid.jobs), out)
                     return None
             records = {k: o.result for k, o in outcomes.items()}
-            return _report(Results(cfg, out, legs, grid, records, datasets, costs(out, keys)))
+            return _report(Evidence(cfg, out, legs, grid, records, datasets, costs(out, keys)))
     except BaseException:
         if created and not (out / "jobs").is_dir():  # nothing worth resuming yet: leave no partial folder
             shutil.rmtree(out, ignore_errors=True)
@@ -276,16 +275,13 @@ def _check_done(outcomes: dict, out: Path) -> None:
         raise Incomplete("\n".join(lines))
 
 
-def _report(res: Results) -> AblationReport:
-    """Statistics, verdicts and the report, from the records only."""
-    cfg = res.cfg
-    arms = arm_results(res)
-    comparisons, floors, rankings, mlm_floors = compute_statistics(res, arms)
-    sentences = verdict_sentences(cfg, res.tasks, comparisons, floors, rankings, arms, mlm_floors)
-    sentences += plateau_sentences(arms, len(cfg.sizes) > 1)
-    probed = probe_agreements(res, arms) if cfg.probe else []
-    sentences += [r["sentence"] for r in probed]
-    return write_report(res, arms, comparisons, floors, rankings, sentences, mlm_floors, probed)
+def _report(ev: Evidence) -> AblationReport:
+    """The results, from the records only, written as ablation.json and costs.json; then the page
+    (ablation.md and its plots) rendered from those files alone."""
+    analyze(ev).write(ev.out)
+    res = load(ev.out)
+    md, curve_png = render.write(res, ev.out)
+    return AblationReport(ev.cfg, res, md, ev.out, curve_png)
 
 
 def _open(cfg: AblationConfig, out: Path, force: bool) -> None:

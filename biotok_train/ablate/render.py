@@ -1,56 +1,37 @@
-"""The report of an ablation: ablation.md (budgets, results, floors, rankings, verdicts, recipe)
-and ablation.png."""
+"""The page of an ablation from its results alone (:mod:`~biotok_train.ablate.results`, read back
+from ablation.json): ablation.md (budgets, results, floors, plateau, curves, probe, verdicts,
+costs, recipe), ablation.png, heldout_curve.png and a published README. Nothing here computes a
+statistic: every number and verdict is one of the results, shown."""
 
 from __future__ import annotations
 
 import os
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Sequence
 
-from biotok.io import versions_sentence
 from biotok.output import atomic_file
-from biotok_train import stats as S
-from biotok_train.ablate.analysis import Results, at_size, baseline_checks, curve, metric_label, no_signal_sentences
-from biotok_train.ablate.command import command_line
-from biotok_train.ablate.graph import write_json
-from biotok_train.ablate.plan import MLM, ArmResult
-from biotok_train.ablate.plateau import curve_plateau_sentences, heldout_curve, heldout_curve_gaps, heldout_gap_sentences
-from biotok_train.config import AblationConfig
+from biotok_train.ablate.results import MLM, AblationReport, ArmResult, Recipe, Results, at_size, load, metric_label
+
+CURVE_PNG = "heldout_curve.png"
+NO_SIGNAL = "no signal"  # the verdict shown where the results say it says nothing (a comparison's "signal": false)
 
 
-@dataclass(frozen=True)
-class AblationReport:
-    """The arms, the statistics computed from them, and where the report was written."""
-
-    config: AblationConfig
-    arms: list[ArmResult]
-    tasks: dict  # task key -> {"name", "type", "metric", "n_test"}
-    comparisons: list[dict]  # candidate vs reference, per size and task (PairedBootstrap fields)
-    floors: list[dict]  # arm vs its floor, per size and task
-    rankings: list[dict]  # RankAgreement dicts, per task, between sizes
-    sentences: list[str]  # the verdicts, written from the numbers
-    markdown: str
-    markdown_path: Path
-    json_path: Path
-    png_path: Path
-    mlm_floors: list = field(default_factory=list)  # arm vs always answering the most frequent word
-    probe_rankings: list = field(default_factory=list)  # Kendall τ of the causal-LM probe vs each metric
-    curve: list = field(default_factory=list)  # the first task's score of each pretrained arm after k steps
-    curve_gaps: list = field(default_factory=list)  # each arm minus the curve's reference at each step
-    costs: dict = field(default_factory=dict)  # costs.json: CPU and wall seconds of every job
-    heldout_curve: list = field(default_factory=list)  # each pretrained arm's held-out [MASK] numbers after k steps
-    heldout_curve_gaps: list = field(default_factory=list)  # [MASK] loss of one arm minus another of its vocabulary
-    curve_png: Path | None = None  # heldout_curve.png: the gap to the unigram floor against token positions
-    baselines: dict = field(default_factory=dict)  # task key -> its trivial baseline (TrivialBaseline.to_dict())
-    baseline_checks: list = field(default_factory=list)  # arm vs its task's trivial baseline, per size and task
-    no_signal: list = field(default_factory=list)  # {size, task, ...} where no arm beats the trivial baseline
-
-    def arm(self, size: str, name: str) -> ArmResult:
-        return next(a for a in self.arms if a.size == size and a.name == name)
+def write(res: Results, out: Path) -> tuple[str, Path | None]:
+    """ablation.md, ablation.png and (with a held-out curve) heldout_curve.png in ``out``, each
+    replaced atomically. Returns the page and the curve's plot."""
+    md = markdown(res)
+    with atomic_file(out / "ablation.md", force=True) as tmp:
+        tmp.write_text(md, encoding="utf-8")
+    plot(res, out / "ablation.png")
+    return md, plot_heldout_curve(res, out / CURVE_PNG)
 
 
-def _start(cfg: AblationConfig, a: ArmResult) -> str:
+def rewrite(out: Path) -> str:
+    """The page of the ablation in ``out`` written again from its ablation.json (and costs.json)."""
+    return write(load(out), out)[0]
+
+
+def _start(cfg: Recipe, a: ArmResult) -> str:
     """The first column of a row: the size, or with a base where the arm's model starts."""
     if cfg.base is None:
         return a.size
@@ -60,149 +41,50 @@ def _start(cfg: AblationConfig, a: ArmResult) -> str:
 
 
 def _cell(s: dict, digits: int = 3) -> str:
-    return S.SeedSummary.from_dict({k: s[k] for k in ("mean", "std", "n", "values") if k in s}).format(digits)
+    """``0.512 ± 0.013`` (or ``0.512`` for one seed): a seed summary's cell."""
+    return f"{s['mean']:.{digits}f}" + ("" if s["std"] is None else f" ± {s['std']:.{digits}f}")
 
 
-def write_report(res: Results, arms: list[ArmResult], comparisons: list[dict], floors: list[dict],
-                 rankings: list[dict], sentences: list[str], mlm_floors: list[dict],
-                 probe_rankings: Sequence[dict] = ()) -> AblationReport:
-    """ablation.md, ablation.json (every number, nothing that depends on how or when the jobs ran),
-    ablation.png and costs.json (CPU and wall seconds of every job) in OUT."""
-    cfg, out, tasks = res.cfg, res.out, res.tasks
-    names = [leg.name for leg in res.legs]
-    points, gaps = curve(res)
-    held, held_gaps = heldout_curve(res), heldout_curve_gaps(res)
-    baselines, checks, silent = baseline_checks(res)
-    sentences = [*sentences, *no_signal_sentences(tasks, baselines, checks, silent, cfg),
-                 *curve_plateau_sentences(held, cfg.budget, len(cfg.sizes) > 1),
-                 *heldout_gap_sentences(held_gaps, len(cfg.sizes) > 1), *catch_up_sentences(gaps, res)]
-    cost = cost_summary(res)
-    md = format_report(cfg, tasks, arms, comparisons, floors, rankings, sentences, names, out, mlm_floors,
-                       probe_rankings, points, gaps, cost, held, held_gaps, (baselines, checks, silent))
-    with atomic_file(out / "ablation.md", force=True) as tmp:
-        tmp.write_text(md, encoding="utf-8")
-    write_json(out / "ablation.json", {
-        "recipe": cfg.recipe(), "tokenizers": list(cfg.tokenizers), "reference": names[0],
-        "command": command_line(cfg, out), "versions": versions_line(), "tasks": tasks,
-        "arms": [asdict(a) for a in arms], "comparisons": comparisons, "floors": floors, "mlm_floors": mlm_floors,
-        "rankings": rankings, "probe_rankings": list(probe_rankings), "curve": points, "curve_gaps": gaps,
-        "heldout_curve": held, "heldout_curve_gaps": held_gaps, "verdicts": sentences, "pairs": cfg.pairs,
-        "baselines": baselines, "baseline_checks": checks, "no_signal": silent,
-        "per_pretrain_seed": per_pretrain_seed(res),
-    }, indent=2)
-    write_json(out / "costs.json", cost, indent=2)
-    png = plot(cfg, tasks, arms, comparisons, names, out / "ablation.png", mlm_floors)
-    curve_png = plot_heldout_curve(cfg, held, out / CURVE_PNG)
-    return AblationReport(cfg, arms, tasks, comparisons, floors, rankings, sentences, md, out / "ablation.md",
-                          out / "ablation.json", png, mlm_floors, list(probe_rankings), points, gaps, cost, held,
-                          held_gaps, curve_png, baselines, checks, silent)
+def _verdict(c: dict, short: bool = False) -> str:
+    """A comparison's verdict as shown: "no signal" where the results say it carries none."""
+    if c.get("signal", True) is False:
+        return NO_SIGNAL
+    return "≈" if short and c["verdict"] == "indistinguishable" else c["verdict"]
 
 
-def per_pretrain_seed(res: Results) -> list[dict]:
-    """Each arm's test score per task and pretraining seed: mean ± std over the fine-tuning seeds
-    with its t-interval (the spread of fine-tuning only: one pretraining seed is one draw of the
-    pretraining)."""
-    cfg, out = res.cfg, []
-    for size in cfg.sizes:
-        for leg in res.legs:
-            for task in cfg.tasks:
-                runs = res.runs(size, leg.name, task)
-                for p in cfg.pretrain_seeds:
-                    values = [runs[f"p{p}-f{f}"]["score"] for f in cfg.seeds if f"p{p}-f{f}" in runs]
-                    if not values:
-                        continue
-                    ci = S.seed_interval(values, cfg.confidence)
-                    out.append({"size": size, "arm": leg.name, "task": task, "pretrain_seed": p,
-                                **S.summarize_seeds(values).to_dict(),
-                                "low": ci[0] if ci else None, "high": ci[1] if ci else None})
-    return out
-
-
-def cost_summary(res: Results) -> dict:
-    """costs.json: every job's CPU seconds (``time.process_time`` of the process that ran it), wall
-    seconds and device, in all and per arm (pretraining, evaluation, fine-tuning with its floors'
-    and the curve's runs); the one cost format (benchmarks/experiments/time_to_verdict.py reads it)."""
-    by_arm: dict[str, dict[str, float]] = {}
-    for key, c in res.costs.items():
-        kind, arm = key.split("/")[0], _arm_of(key)
-        row = by_arm.setdefault(arm, {})
-        row[kind] = round(row.get(kind, 0.0) + float(c.get("cpu_s", 0.0)), 1)
-    return {"format": "biotok-costs/1", "unit": "seconds",
-            "total_cpu_s": round(sum(float(c.get("cpu_s", 0.0)) for c in res.costs.values()), 1),
-            "total_wall_s": round(sum(float(c.get("wall_s", 0.0)) for c in res.costs.values()), 1),
-            "by_arm": dict(sorted(by_arm.items())), "jobs": dict(sorted(res.costs.items()))}
-
-
-def _arm_of(key: str) -> str:
-    """The arm (or shared part) a job's cost counts for: pretrain/S/ARM/..., prepare/V, probe."""
-    parts = key.split("/")
-    if parts[0] in ("pretrain", "evaluate", "finetune", "curve", "floor-model") and len(parts) > 2:
-        return parts[2]
-    if parts[0] == "transfer" and len(parts) == 3:  # transfer/METHOD/VOCAB
-        return f"transfer-{parts[1]}.{parts[2]}"
-    return f"{parts[0]}.{parts[1]}" if len(parts) > 1 else parts[0]  # prepare/V, init/V/pP, probe
-
-
-def catch_up_sentences(gaps: Sequence[dict], res: Results) -> list[str]:
-    """The curve's answer per arm, computed from the per-step verdicts: from which step it is no
-    longer worse than the curve's reference, and whether it stays so."""
-    out = []
-    tasks = res.cfg.curve_task_list
-    for size, task in ((size, task) for size in res.cfg.sizes for task in tasks):
-        on = f" on {metric_label(res.tasks, task)}" if len(tasks) > 1 else ""
-        for arm in dict.fromkeys(g["candidate_arm"] for g in gaps if g["size"] == size and g["task"] == task):
-            rows = [g for g in gaps if g["size"] == size and g["candidate_arm"] == arm and g["task"] == task]
-            ref, tried = rows[0]["reference_arm"], ", ".join(f"{g['step']:,}" for g in rows)
-            first = next((g for g in rows if g["verdict"] != S.WORSE), None)
-            if first is None:
-                out.append(f"On the curve{on}, {arm} stays below {ref} at every step measured (k = {tried}): within "
-                           f"{res.cfg.budget:,} steps it does not catch up.")
-                continue
-            when = "from the start (k = 0)" if first["step"] == 0 else f"after {first['step']:,} MLM steps"
-            word = "better than" if first["verdict"] == S.BETTER else "indistinguishable from"
-            later = all(g["verdict"] != S.WORSE for g in rows if g["step"] >= first["step"])
-            out.append(f"On the curve{on}, {arm} is {word} {ref} {when}: {first['difference']:+.3f} [{first['low']:+.3f}, "
-                       f"{first['high']:+.3f}]" + ("" if later else ", though a later step is worse again") + ".")
-    return out
-
-
-def format_report(cfg: AblationConfig, tasks: dict, arms: list[ArmResult], comparisons: list[dict],
-                  floors: list[dict], rankings: list[dict], sentences: list[str], names: list[str],
-                  out: str | os.PathLike[str], mlm_floors: Sequence[dict] = (),
-                  probe_rankings: Sequence[dict] = (), points: Sequence[dict] = (), gaps: Sequence[dict] = (),
-                  cost: dict | None = None, held: Sequence[dict] = (), held_gaps: Sequence[dict] = (),
-                  baselines: tuple = ({}, [], [])) -> str:
+def markdown(res: Results) -> str:
     """ablation.md: budgets, results with intervals and verdicts (every pair with ``pairs="all"``),
-    trivial baselines, floors, plateau, curve, probe, rankings, verdicts, costs, command.
-    ``baselines``: (trivial baselines, arm-vs-baseline checks, no-signal tasks) of :func:`baseline_checks`."""
-    lines = ["# Vocabulary ablation", "", _intro(cfg, names), "", *_budget_section(cfg, arms)]
+    trivial baselines, floors, plateau, curve, probe, rankings, verdicts, costs, command."""
+    cfg, names = res.setup, res.names
+    lines = ["# Vocabulary ablation", "", _intro(cfg, names), "", *_budget_section(cfg, res.arms)]
     for size in cfg.sizes:
-        lines += _results_section(cfg, tasks, arms, comparisons, floors, names, size, mlm_floors, baselines)
+        lines += _results_section(res, size)
     if cfg.pairs == "all" and len(names) > 2:
-        lines += _all_pairs_section(cfg, tasks, comparisons)
-    if baselines[0]:
-        lines += _baselines_section(cfg, tasks, *baselines)
-    if floors or mlm_floors:
-        lines += _floors_section(cfg, tasks, arms, floors, mlm_floors)
-    if any(a.heldout_mlm for a in arms):
-        lines += _plateau_section(cfg, arms)
-    if held:
-        lines += _heldout_curve_section(cfg, held, held_gaps)
+        lines += _all_pairs_section(cfg, res.tasks, res.comparisons)
+    if res.baselines:
+        lines += _baselines_section(res)
+    if res.floors or res.mlm_floors:
+        lines += _floors_section(res)
+    if any(a.heldout_mlm for a in res.arms):
+        lines += _plateau_section(cfg, res.arms)
+    if res.heldout_curve:
+        lines += _heldout_curve_section(cfg, res.heldout_curve, res.heldout_curve_gaps or ())
+    points, gaps = res.curve or [], res.curve_gaps or []
     for task in dict.fromkeys(p["task"] for p in points):
-        lines += _curve_section(cfg, tasks, [p for p in points if p["task"] == task],
+        lines += _curve_section(cfg, res.tasks, [p for p in points if p["task"] == task],
                                 [g for g in gaps if g["task"] == task])
-    if any(a.probe for a in arms):
-        lines += _probe_section(cfg, arms, probe_rankings)
-    if rankings:
-        lines += ["", "## Do the sizes agree?", ""] + [f"- {r['sentence']}" for r in rankings]
-    lines += ["", "## Verdicts", ""] + [f"- {s}" for s in sentences]
-    if cost:
-        lines += _costs_section(cost)
-    lines += _recipe_section(cfg, tasks, arms, out)
+    if any(a.probe for a in res.arms):
+        lines += _probe_section(cfg, res.arms, res.probe_rankings or ())
+    if res.rankings:
+        lines += ["", "## Do the sizes agree?", ""] + [f"- {r['sentence']}" for r in res.rankings]
+    lines += ["", "## Verdicts", ""] + [f"- {s}" for s in res.verdicts]
+    if res.costs:
+        lines += _costs_section(res.costs)
+    lines += _recipe_section(res)
     return "\n".join(lines)
 
 
-def _curve_section(cfg: AblationConfig, tasks: dict, points: Sequence[dict], gaps: Sequence[dict]) -> list[str]:
+def _curve_section(cfg: Recipe, tasks: dict, points: Sequence[dict], gaps: Sequence[dict]) -> list[str]:
     """The first task's score of each pretrained arm after k MLM steps, and each arm minus the
     curve's reference at each step with its paired interval."""
     steps = sorted({p["step"] for p in points})
@@ -223,10 +105,8 @@ def _curve_section(cfg: AblationConfig, tasks: dict, points: Sequence[dict], gap
     return lines
 
 
-CURVE_PNG = "heldout_curve.png"
 
-
-def _heldout_curve_section(cfg: AblationConfig, held: Sequence[dict], held_gaps: Sequence[dict] = ()) -> list[str]:
+def _heldout_curve_section(cfg: Recipe, held: Sequence[dict], held_gaps: Sequence[dict] = ()) -> list[str]:
     """Each pretrained arm's held-out [MASK] loss against the unigram floor after k MLM steps: when
     it left the plateau (the sentences are in the verdicts)."""
     sized = len(cfg.sizes) > 1
@@ -254,11 +134,12 @@ def _heldout_curve_section(cfg: AblationConfig, held: Sequence[dict], held_gaps:
     return lines
 
 
-def plot_heldout_curve(cfg: AblationConfig, held: Sequence[dict], path: Path) -> Path | None:
+def plot_heldout_curve(res: Results, path: Path) -> Path | None:
     """heldout_curve.png (none without a curve: a stale one is removed): per size, the gap to the
     unigram floor against the token positions trained on, one line per arm, its interval shaded;
     symmetric-log where the gaps span more than one nat (a start far above the floor would flatten the rest).
     Byte-stable: no software or date in the file."""
+    held = res.heldout_curve
     if not held:
         path.unlink(missing_ok=True)
         return None
@@ -303,13 +184,20 @@ def _costs_section(cost: dict) -> list[str]:
     return lines
 
 
-def _columns(cfg: AblationConfig) -> tuple[str, str]:
+def _columns(cfg: Recipe) -> tuple[str, str]:
     """The headers of the first two columns: what a row's model is, and what names it."""
     return ("starts from", "arm") if cfg.base is not None else ("size", "tokenizer")
 
 
-def _intro(cfg: AblationConfig, names: list[str]) -> str:
-    if cfg.base is not None:
+def _intro(cfg: Recipe, names: list[str]) -> str:
+    """Who the reference is, what each arm is (a page saved with one transfer method: as it said then), the budget."""
+    if cfg.base is not None and cfg.one_method:
+        start = (f"Reference: **{names[0]}** (the first arm). Arms, as PubMedBERT's Table 9: *continual* continues "
+                 f"the base model `{cfg.base}` with its own vocabulary; *transfer.T* moves the base to T's vocabulary "
+                 f"(`{cfg.transfer_methods[0]}`: shared pieces keep their rows) and continues; *scratch.T* is the "
+                 "base's architecture from random weights with T's vocabulary. Every arm: MLM with the base's "
+                 f"architecture, {cfg.budget} steps × ")
+    elif cfg.base is not None:
         methods = ", ".join(f"`{m}`" for m in cfg.transfer_methods)
         said = {"general": f"*general* is the base model `{cfg.base}` as it is (fine-tuned only)",
                 "continual": "*continual* continues the base with its own vocabulary",
@@ -327,20 +215,23 @@ def _intro(cfg: AblationConfig, names: list[str]) -> str:
             f"{', '.join(map(str, cfg.seeds))}.")
 
 
-def _budget_section(cfg: AblationConfig, arms: list[ArmResult]) -> list[str]:
+def _budget_section(cfg: Recipe, arms: list[ArmResult]) -> list[str]:
+    """What each arm trained on (older runs, which measured it: a single step's training loss too)."""
     first, who = _columns(cfg)
+    old = any(a.pretrain_loss for a in arms)
     lines = ["## Budget", "",
              "Same steps, batch and sequence length for every arm. A vocabulary with fewer pieces per word "
              "covers more characters of text with the same tokens: *characters seen* credits it.", "",
-             f"| {first} | {who} | vocab | fertility | pieces/line | tokens seen | chars/token | characters seen | epochs |",
-             "|---|---|---|---|---|---|---|---|---|"]
+             f"| {first} | {who} | vocab | fertility | pieces/line | tokens seen | chars/token | characters seen | epochs |"
+             + (" pretrain loss |" if old else ""), "|---|---|---|---|---|---|---|---|---|" + ("---|" if old else "")]
     for a in arms:
         lines.append(f"| {_start(cfg, a)} | {a.name} | {a.vocab_size:,} | {a.fertility:.3f} | {a.pieces_per_line:.1f} | "
-                     f"{a.tokens_seen:,} | {a.chars_per_token:.2f} | {a.chars_seen:,} | {a.epochs:.2f} |")
+                     f"{a.tokens_seen:,} | {a.chars_per_token:.2f} | {a.chars_seen:,} | {a.epochs:.2f} |"
+                     + (f" {_cell(a.pretrain_loss)} |" if old else ""))
     return lines
 
 
-def _plateau_section(cfg: AblationConfig, arms: list[ArmResult]) -> list[str]:
+def _plateau_section(cfg: Recipe, arms: list[ArmResult]) -> list[str]:
     """Held-out [MASK] loss against the unigram floor: did each arm's MLM leave the plateau?"""
     first, who = _columns(cfg)
     lines = ["", "## Did the masked LMs leave the plateau?", "",
@@ -363,7 +254,7 @@ def _plateau_section(cfg: AblationConfig, arms: list[ArmResult]) -> list[str]:
     return lines
 
 
-def _probe_section(cfg: AblationConfig, arms: list[ArmResult], probe_rankings: Sequence[dict]) -> list[str]:
+def _probe_section(cfg: Recipe, arms: list[ArmResult], probe_rankings: Sequence[dict]) -> list[str]:
     """The causal-LM probe of each vocabulary and whether it ranks them as the other metrics do."""
     lines = ["", "## Causal-LM probe", "",
              f"One GPT-2 of the same shape per vocabulary, {cfg.probe} steps × {cfg.batch_size} × {cfg.seq_len} "
@@ -386,50 +277,49 @@ def _probe_section(cfg: AblationConfig, arms: list[ArmResult], probe_rankings: S
     return lines
 
 
-def _results_section(cfg: AblationConfig, tasks: dict, arms: list[ArmResult], comparisons: list[dict],
-                     floors: list[dict], names: list[str], size: str, mlm_floors: Sequence[dict],
-                     baselines: tuple = ({}, [], [])) -> list[str]:
+def _results_section(res: Results, size: str) -> list[str]:
     """One size's table: each arm's mean ± std per metric, with its Δ against the reference and
-    verdict; the last row each task's trivial baseline (no model), its metric marked "no signal"
-    where no arm beats it."""
+    verdict ("no signal" where the results say so); the last row each task's trivial baseline (no
+    model), its metric marked "no signal" where no arm beats it."""
+    cfg, names = res.setup, res.names
     keys = [MLM, *cfg.tasks]
-    silent = {s["task"] for s in baselines[2] if s["size"] == size}
+    silent = {s["task"] for s in res.no_signal or () if s["size"] == size}
     lines = ["", f"## Results {at_size(size).lower()}", "",
              f"Mean ± std over seeds; Δ: candidate minus {names[0]}, with its {cfg.confidence:.0%} paired bootstrap "
              f"interval over test examples pooled across seeds, and the verdict."
              + (" Last row: each task's trivial baseline (the best constant answer, chosen on train; no model); "
-                "**no signal**: no arm beats it." if baselines[0] else ""), ""]
+                "**no signal**: no arm beats it." if res.baselines else ""), ""]
     head = [_columns(cfg)[1]]
     for k in keys:
-        head += [metric_label(tasks, k) + (" (**no signal**)" if k in silent else ""), "Δ [CI]", "verdict"]
+        head += [metric_label(res.tasks, k) + (" (**no signal**)" if k in silent else ""), "Δ [CI]", "verdict"]
     lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for n in names:
-        a = next(x for x in arms if x.size == size and x.name == n)
-        cells = [n]
-        for k in keys:
-            summary = a.mlm.get("top1") if k == MLM else a.metrics[k]
-            if summary is None:  # the base as it is: not pretrained here, no masked-word numbers
-                cells += ["—", "", ""]
-                continue
-            low = any(f["size"] == size and f["task"] == k and f["arm"] == n and not f["beats_floor"]
-                      for f in (mlm_floors if k == MLM else floors))
-            cells.append(_cell(summary) + (" ⚠ not above floor" if low else ""))
-            c = next((c for c in comparisons if c["size"] == size and c["task"] == k and c["candidate_arm"] == n
-                      and c["reference_arm"] == names[0]), None)
-            if c is None:
-                cells += ["reference" if n == names[0] else "", ""]
-            else:
-                cells += [f"{c['difference']:+.3f} [{c['low']:+.3f}, {c['high']:+.3f}]", f"**{c['verdict']}**"]
-        lines.append("| " + " | ".join(cells) + " |")
-    if baselines[0]:
+        lines.append("| " + " | ".join([n, *(c for k in keys for c in _result_cells(res, size, n, k))]) + " |")
+    if res.baselines:
         cells = ["trivial baseline", "—", "", ""]
         for k in cfg.tasks:
-            cells += [f"{baselines[0][k]['test']:.3f}", "", ""]
+            cells += [f"{res.baselines[k]['test']:.3f}", "", ""]
         lines.append("| " + " | ".join(cells) + " |")
     return lines
 
 
-def _all_pairs_section(cfg: AblationConfig, tasks: dict, comparisons: list[dict]) -> list[str]:
+def _result_cells(res: Results, size: str, n: str, k: str) -> list[str]:
+    """An arm's three cells on metric ``k``: its mean ± std (flagged below its floor), Δ [CI], verdict."""
+    summary = res.arm(size, n).summary(k)
+    if summary is None:  # the base as it is: not pretrained here, no masked-word numbers
+        return ["—", "", ""]
+    low = any(f["size"] == size and f["task"] == k and f["arm"] == n and not f["beats_floor"]
+              for f in (res.mlm_floors if k == MLM else res.floors))
+    c = next((c for c in res.comparisons if c["size"] == size and c["task"] == k and c["candidate_arm"] == n
+              and c["reference_arm"] == res.names[0]), None)
+    if c is None:
+        return [_cell(summary) + (" ⚠ not above floor" if low else ""), "reference" if n == res.names[0] else "", ""]
+    shown = _verdict(c)
+    return [_cell(summary) + (" ⚠ not above floor" if low else ""),
+            f"{c['difference']:+.3f} [{c['low']:+.3f}, {c['high']:+.3f}]", shown if shown == NO_SIGNAL else f"**{shown}**"]
+
+
+def _all_pairs_section(cfg: Recipe, tasks: dict, comparisons: list[dict]) -> list[str]:
     """Every pair of arms on every metric, compactly: candidate − reference [CI] and the verdict
     (better / worse / ≈) per size and metric."""
     sized = len(cfg.sizes) > 1
@@ -448,14 +338,14 @@ def _all_pairs_section(cfg: AblationConfig, tasks: dict, comparisons: list[dict]
                 c = next((c for c in comparisons if c["size"] == size and c["task"] == k
                           and c["reference_arm"] == ref and c["candidate_arm"] == cand), None)
                 cells.append("" if c is None else f"{c['difference']:+.3f} [{c['low']:+.3f}, {c['high']:+.3f}] "
-                             + ("≈" if c["verdict"] == S.INDISTINGUISHABLE else c["verdict"]))
+                             + _verdict(c, short=True))
             lines.append("| " + (f"{size} | " if sized else "") + f"{cand} − {ref} | " + " | ".join(cells) + " |")
     return lines
 
 
-def _baselines_section(cfg: AblationConfig, tasks: dict, baselines: dict, checks: list[dict],
-                       silent: list[dict]) -> list[str]:
+def _baselines_section(res: Results) -> list[str]:
     """Each task's trivial baseline (rule, dev and test scores) and which arms beat it."""
+    cfg, checks, silent = res.setup, res.baseline_checks or [], res.no_signal or []
     lines = ["", "## Trivial baselines", "",
              "The best constant answer of each task, chosen on its train split with the task's own metric and "
              "scored with it (no model): the number an arm must beat before its score means anything. Beaten: "
@@ -464,18 +354,19 @@ def _baselines_section(cfg: AblationConfig, tasks: dict, baselines: dict, checks
              "|---|---|---|---:|---:|---|---|"]
     for size in cfg.sizes:
         for t in cfg.tasks:
-            b = baselines[t]
+            b = res.baselines[t]
             beat = [c["arm"] for c in checks if c["size"] == size and c["task"] == t and c["beats_baseline"]]
             n = sum(1 for c in checks if c["size"] == size and c["task"] == t)
             quiet = any(s["size"] == size and s["task"] == t for s in silent)
-            lines.append(f"| {size} | {metric_label(tasks, t)} | {b['rule']} | {b['dev']:.3f} | {b['test']:.3f} | "
+            lines.append(f"| {size} | {metric_label(res.tasks, t)} | {b['rule']} | {b['dev']:.3f} | {b['test']:.3f} | "
                          f"{len(beat)} of {n}" + (f" ({', '.join(beat)})" if beat else "") + " | "
                          + ("**no signal**" if quiet else "yes") + " |")
     return lines
 
 
-def _floors_section(cfg: AblationConfig, tasks: dict, arms: list[ArmResult], floors: list[dict],
-                    mlm_floors: Sequence[dict]) -> list[str]:
+def _floors_section(res: Results) -> list[str]:
+    """Each arm against its floors: random-init fine-tuning per task, always the most frequent word."""
+    cfg, tasks = res.setup, res.tasks
     first, who = _columns(cfg)
     lines = ["", "## Floors", "",
              "Each task fine-tuned the same way from a randomly initialised model of the same size and "
@@ -483,8 +374,8 @@ def _floors_section(cfg: AblationConfig, tasks: dict, arms: list[ArmResult], flo
              f"of the pretraining text, on the same words. Δ: pretrained minus floor ({cfg.confidence:.0%} interval).",
              "", f"| {first} | task | {who} | floor | pretrained | Δ [CI] | beats its floor |",
              "|---|---|---|---|---|---|---|"]
-    for f in [*mlm_floors, *floors]:
-        a = next(x for x in arms if x.size == f["size"] and x.name == f["arm"])
+    for f in [*res.mlm_floors, *res.floors]:
+        a = res.arm(f["size"], f["arm"])
         if f["task"] == MLM:
             floor_cell, pre = f"{f['reference']:.3f} (always “{f['word']}”)", _cell(a.mlm["top1"])
         else:
@@ -495,40 +386,36 @@ def _floors_section(cfg: AblationConfig, tasks: dict, arms: list[ArmResult], flo
     return lines
 
 
-def _recipe_section(cfg: AblationConfig, tasks: dict, arms: list[ArmResult], out: str | os.PathLike[str]) -> list[str]:
+def _recipe_section(res: Results) -> list[str]:
+    cfg, ft = res.setup, res.setup.finetune
     seeds = len(cfg.pretrain_seeds) * len(cfg.seeds)
-    ft = cfg.finetune
     model = (f"MLM from the base `{cfg.base}` (arms {', '.join(cfg.arms)})" if cfg.base is not None
              else f"BERT MLM (sizes {', '.join(cfg.sizes)})")
     return ["", "## Recipe", "",
             f"- Pretraining: {model}, {cfg.budget} steps, batch {cfg.batch_size}, "
             f"sequence length {cfg.seq_len}, peak lr {cfg.lr:g}; the corpus minus each {cfg.heldout_every}th line.",
-            f"- Fine-tuning: {ft.epochs} epochs, lr {ft.optim.lr:g}, batch {ft.batch_size}"
-            + (f", at most {ft.max_steps} steps" if ft.max_steps else "")
-            + (f", {ft.train_fraction:g} of the training examples" if ft.train_fraction < 1 else "")
-            + f", early stopping on dev (patience {ft.patience}); scored on test. Seed pairs per arm and task: {seeds}.",
+            f"- Fine-tuning: {ft['epochs']} epochs, lr {ft.get('optim', ft)['lr']:g}, batch {ft['batch_size']}"
+            + (f", at most {ft['max_steps']} steps" if ft["max_steps"] else "")
+            + (f", {ft['train_fraction']:g} of the training examples" if ft["train_fraction"] < 1 else "")
+            + f", early stopping on dev (patience {ft['patience']}); scored on test. Seed pairs per arm and task: {seeds}.",
             "- Tasks: " + "; ".join(f"{t['name']} ({t['type']}, {t['metric']}, {t['n_test']} test examples)"
-                                    for t in tasks.values()) + ".",
-            f"- Masked words: whole-word top-k on {max((a.mlm_words for a in arms), default=0)} held-out words, the same for "
-            "every arm (the interval pairs the words both arms could score).",
+                                    for t in res.tasks.values()) + ".",
+            f"- Masked words: whole-word top-k on {max((a.mlm_words for a in res.arms), default=0)} held-out words, the "
+            "same for every arm (the interval pairs the words both arms could score).",
             f"- Statistics: paired percentile bootstrap, {cfg.n_resamples} resamples of test examples (each drawn "
             "with all its seeds), fixed seed 0; verdict better/worse when the interval excludes 0.",
-            "", "## Command and versions", "", "```", command_line(cfg, out), "```", "", versions_line(), ""]
+            "", "## Command and versions", "", "```", res.command, "```", "", res.versions, ""]
 
 
-def versions_line() -> str:
-    return versions_sentence(("python", "biotok", "torch", "transformers", "tokenizers", "seqeval", "scipy", "numpy"))
-
-
-def plot(cfg: AblationConfig, tasks: dict, arms: list[ArmResult], comparisons: list[dict], names: list[str],
-         path: Path, mlm_floors: Sequence[dict] = ()) -> Path:
+def plot(res: Results, path: Path) -> Path:
     """One row per size, one panel per metric: mean ± std bars, each seed a dot, the floor a dashed
-    line, and each candidate's verdict above its bar."""
-    import matplotlib
+    line, and each candidate's verdict above its bar ("no signal" where the results say so)."""
+    import matplotlib  # lazy: plotting only when writing the page
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # lazy: after the Agg backend is chosen
 
+    cfg, names = res.setup, res.names
     keys = [MLM, *cfg.tasks]
     fig, axes = plt.subplots(len(cfg.sizes), len(keys), figsize=(3.6 * len(keys) + 0.6, 3.4 * len(cfg.sizes)),
                              squeeze=False)
@@ -536,30 +423,12 @@ def plot(cfg: AblationConfig, tasks: dict, arms: list[ArmResult], comparisons: l
     for i, size in enumerate(cfg.sizes):
         for j, k in enumerate(keys):
             ax = axes[i][j]
-            top = 0.05
-            for x, n in enumerate(names):
-                a = next(v for v in arms if v.size == size and v.name == n)
-                s = a.summary(k)
-                if s is None:
-                    continue
-                ax.bar(x, s.mean, 0.6, yerr=s.std or 0, capsize=4, color=colors[x % len(colors)], alpha=0.85)
-                ax.plot([x] * len(s.values), s.values, "k.", ms=5)
-                top = max(top, s.mean + (s.std or 0), *s.values)
-                wf = next((f for f in mlm_floors if f["size"] == size and f["arm"] == n), None) if k == MLM else None
-                if wf is not None or (k != MLM and k in a.floors):
-                    fl = wf["reference"] if wf is not None else a.floors[k]["mean"]
-                    label = (f"always “{wf['word']}”" if wf is not None else "floor (random init)") if x == 0 else None
-                    ax.plot([x - 0.35, x + 0.35], [fl, fl], "k--", lw=1.2, label=label)
-                    top = max(top, fl)
-                c = next((c for c in comparisons if c["size"] == size and c["task"] == k and c["candidate_arm"] == n
-                          and c["reference_arm"] == names[0]), None)
-                if c is not None:
-                    ax.annotate(c["verdict"] if c["verdict"] != S.INDISTINGUISHABLE else "≈", (x, s.mean + (s.std or 0)),
-                                xytext=(0, 4), textcoords="offset points", ha="center", fontsize=8)
+            top = max([0.05, *(_bar(ax, res, size, k, x, colors[x % len(colors)]) for x in range(len(names)))])
             ax.set_xticks(range(len(names)), names, rotation=15, fontsize=8)
             ax.set_ylim(0, min(1.0, top * 1.25))
-            ax.set_title(f"{metric_label(tasks, k)} · {size}", fontsize=9)
-            if ((k == MLM and mlm_floors) or (k != MLM and cfg.floor and j == 1)) and ax.get_legend_handles_labels()[0]:
+            ax.set_title(f"{metric_label(res.tasks, k)} · {size}", fontsize=9)
+            if ((k == MLM and res.mlm_floors) or (k != MLM and cfg.floor and j == 1)) \
+                    and ax.get_legend_handles_labels()[0]:
                 ax.legend(fontsize=7, loc="best")
     fig.suptitle(f"{cfg.budget} steps × {cfg.batch_size} × {cfg.seq_len} per arm; mean ± std over seeds "
                  f"(verdicts vs {names[0]}: {cfg.confidence:.0%} paired bootstrap)", fontsize=9)
@@ -568,6 +437,30 @@ def plot(cfg: AblationConfig, tasks: dict, arms: list[ArmResult], comparisons: l
         fig.savefig(tmp, dpi=120, format="png")
     plt.close(fig)
     return path
+
+
+def _bar(ax, res: Results, size: str, k: str, x: int, color) -> float:
+    """Arm ``x``'s bar on metric ``k``: mean ± std, its seeds, its floor, its verdict. Returns its top."""
+    n = res.names[x]
+    a, s = res.arm(size, n), res.arm(size, n).summary(k)
+    if s is None:
+        return 0.0
+    std = s["std"] or 0
+    ax.bar(x, s["mean"], 0.6, yerr=std, capsize=4, color=color, alpha=0.85)
+    ax.plot([x] * len(s["values"]), s["values"], "k.", ms=5)
+    top = max(s["mean"] + std, *s["values"])
+    wf = next((f for f in res.mlm_floors if f["size"] == size and f["arm"] == n), None) if k == MLM else None
+    if wf is not None or (k != MLM and k in a.floors):
+        fl = wf["reference"] if wf is not None else a.floors[k]["mean"]
+        label = (f"always “{wf['word']}”" if wf is not None else "floor (random init)") if x == 0 else None
+        ax.plot([x - 0.35, x + 0.35], [fl, fl], "k--", lw=1.2, label=label)
+        top = max(top, fl)
+    c = next((c for c in res.comparisons if c["size"] == size and c["task"] == k and c["candidate_arm"] == n
+              and c["reference_arm"] == res.names[0]), None)
+    if c is not None:
+        ax.annotate(_verdict(c, short=True), (x, s["mean"] + std), xytext=(0, 4), textcoords="offset points",
+                    ha="center", fontsize=8)
+    return top
 
 
 def publish(report: AblationReport, out: Path, *, title: str, command: str, intro: Sequence[str] = ()) -> Path:
