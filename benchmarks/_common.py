@@ -148,7 +148,7 @@ def run_published_ablation(cfg, work: Path, tok: Path, slug: str, title: str, do
     import shutil
 
     from biotok_train.ablate import run_ablation
-    from biotok_train.ablate.report import published_readme
+    from biotok_train.ablate.render import published_readme
 
     out = work / "run"
     ablation_unigram_l(cfg, out, tok)

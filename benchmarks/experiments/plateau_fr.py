@@ -62,7 +62,7 @@ def intro(report) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     from biotok.errors import BiotokError
     from biotok_train.ablate import run_ablation
-    from biotok_train.ablate.report import publish
+    from biotok_train.ablate.render import publish
     from biotok_train.config import EngineConfig
 
     ap = argparse.ArgumentParser(prog="python -m benchmarks.experiments.plateau_fr", description=__doc__.splitlines()[0])

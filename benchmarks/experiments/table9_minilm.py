@@ -109,7 +109,7 @@ def recipe(a: argparse.Namespace, tasks: list[str], corpora: Path, work: Path):
 def main(argv: list[str] | None = None) -> int:
     from biotok.datadir import corpora_dir
     from biotok_train.ablate import run_ablation
-    from biotok_train.ablate.report import publish
+    from biotok_train.ablate.render import publish
     from biotok_train.config import EngineConfig
     from biotok_train.tasks import get_task
     from biotok_train.tasks.common import cache_root

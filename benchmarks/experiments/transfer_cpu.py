@@ -76,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
     from biotok.errors import BiotokError
     from biotok.train import train_tokenizer
     from biotok_train.ablate import leg_names, run_ablation, split_corpus
-    from biotok_train.ablate.report import publish
+    from biotok_train.ablate.render import publish
 
     ap = argparse.ArgumentParser(prog="python -m benchmarks.experiments.transfer_cpu", description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="a few steps, written to benchmarks/.data only")

@@ -1,9 +1,9 @@
-"""ablate.report.published_readme: the README of a published CPU ablation, every sentence from the report."""
+"""ablate.render.published_readme: the README of a published CPU ablation, every sentence from the report."""
 
 import json
 from types import SimpleNamespace
 
-from biotok_train.ablate.report import published_readme
+from biotok_train.ablate.render import published_readme
 
 
 def _report(beats: bool):
