@@ -30,7 +30,7 @@ from typing import Any
 # public name -> (module, attribute), imported on first use
 _VERBS: dict[str, tuple[str, str]] = {
     "prepare": ("biotok_train.pretrain.prepare", "prepare"),
-    "bench": ("biotok_train.bench", "run_bench"),
+    "bench": ("biotok_train.finetune.bench", "run_bench"),
     "eval_mlm": ("biotok_train.evaluate.masked_words", "eval_mlm"),
     "run_ablation": ("biotok_train.ablate.run", "run_ablation"),
     "run_probe": ("biotok_train.probe.run", "run_probe"),

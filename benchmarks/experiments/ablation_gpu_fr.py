@@ -29,7 +29,7 @@ rewritten after each; (5) with --gpu, the GPU ablation over ``ablate`` (BERT-sma
 per vocabulary, 3 pretraining x 3 fine-tuning seeds, random-init floors, every French task), one
 pretraining seed a GPU slot (``biotok_train.ablate.slots``), resumed job by job;
 then each instrument's ranking against each task's (``biotok_train.predict``; the page:
-``biotok_train.predict_report``).
+``benchmarks.experiments.ablation_gpu_fr_page``).
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ from biotok import TrainConfig, train_tokenizer
 from biotok.config import NormalizeConfig
 from biotok.errors import BiotokError
 from biotok.output import atomic_file
-from biotok_train import predict_report as R
+from benchmarks.experiments import ablation_gpu_fr_page as R
 from biotok_train.ablate import estimate as E
 from biotok_train.ablate import leg_names, run_ablation
 from biotok_train.ablate import slots as S
@@ -78,7 +78,7 @@ PROBE_CHARS = (4_000_000, 400_000)  # the probe's training and held-out samples 
 # floors) must fit one slot (--slots: 8.3 of 9 minutes on one H200, from the measured costs)
 GPU = {"sizes": ("small",), "budget": 6000, "batch_size": 64, "seq_len": 128, "lr": 5e-4,
        "pretrain_seeds": (0, 1, 2), "seeds": (0, 1, 2)}
-PACKED = 4  # fine-tunes sharing one GPU in the recipe's cost table (predict_report.plan_section)
+PACKED = 4  # fine-tunes sharing one GPU in the recipe's cost table (ablation_gpu_fr_page.plan_section)
 SLOT_SECONDS = 540  # one command on the GPU machine: 10 minutes at most, less a minute for run.sh and a margin
 # the GPU machine a slot is planned for (one H200, 16 cores): up to 8 GPU jobs at once, each asking 1/8 (the 4
 # pretrainings side by side with 4 floors' fine-tunes, then 8 fine-tunes); the preparations share the cores
@@ -457,7 +457,7 @@ def task_baselines(work: Path) -> dict[str, dict]:
 
 def publish(dest: Path, command: str, text: dict, metrics: dict | None, probe_result: dict | None,
             vocabs: dict[str, str], work: Path, downstream: dict | None = None) -> None:
-    """The page (:func:`biotok_train.predict_report.publish`), the GPU plan and its pieces while some
+    """The page (:func:`benchmarks.experiments.ablation_gpu_fr_page.publish`), the GPU plan and its pieces while some
     pretraining seed has no downstream result."""
     partial = downstream is None or len(downstream.get("pretrain_seeds", GPU["pretrain_seeds"])) < len(GPU["pretrain_seeds"])
     plan = plan_section(work, vocabs) if partial and GPU_SUITE.is_file() else ()

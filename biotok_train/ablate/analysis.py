@@ -93,6 +93,7 @@ def analyze(res: Evidence) -> Results:
     points, gaps = curve(res)
     held, held_gaps = P.heldout_curve(res), P.heldout_curve_gaps(res)
     baselines, checks, silent = baseline_checks(res)
+    comparisons = signal(comparisons, arms, floors, mlm_floors, checks)
     sentences = [*verdict_sentences(cfg, res.tasks, comparisons, floors, rankings, arms, mlm_floors),
                  *P.plateau_sentences(arms, sized), *(r["sentence"] for r in probed),
                  *no_signal_sentences(res.tasks, baselines, checks, silent, cfg),
@@ -100,7 +101,7 @@ def analyze(res: Evidence) -> Results:
                  *catch_up_sentences(gaps, res)]
     return Results(recipe=cfg.recipe(), tokenizers=list(cfg.tokenizers), reference=res.legs[0].name,
                    command=command_line(cfg, res.out), versions=versions_line(), tasks=res.tasks, arms=arms,
-                   comparisons=signal(comparisons, arms, floors, mlm_floors, checks), floors=floors,
+                   comparisons=comparisons, floors=floors,
                    mlm_floors=mlm_floors, rankings=rankings, probe_rankings=probed, curve=points, curve_gaps=gaps,
                    heldout_curve=held, heldout_curve_gaps=held_gaps, verdicts=sentences, pairs=cfg.pairs,
                    baselines=baselines, baseline_checks=checks, no_signal=silent,
@@ -112,7 +113,7 @@ def signal(comparisons: Sequence[dict], arms: Sequence[ArmResult], floors: Seque
     """The comparisons, each marked ``"signal": False`` where its verdict says nothing about the
     vocabularies: on masked words, where either arm did not leave the plateau or no arm beats
     always answering the most frequent word; on a task, where no arm beats its random-init floor
-    or no arm beats the task's trivial baseline. Unmarked, the verdict stands."""
+    or no arm beats the task's trivial baseline (``"why_no_signal"`` says which). Unmarked, the verdict stands."""
     plateau = {(a.size, a.name) for a in arms if a.heldout_mlm and not a.heldout_mlm["left_plateau"]}
 
     def none_beat(rows: Sequence[dict], size: str, task: str, beats: str) -> bool:
@@ -122,12 +123,15 @@ def signal(comparisons: Sequence[dict], arms: Sequence[ArmResult], floors: Seque
     out = []
     for c in comparisons:
         size, task = c["size"], c["task"]
-        if task == MLM:
-            void = bool({(size, c["reference_arm"]), (size, c["candidate_arm"])} & plateau) or \
-                none_beat(mlm_floors, size, MLM, "beats_floor")
+        stuck = [n for n in (c["reference_arm"], c["candidate_arm"]) if (size, n) in plateau] if task == MLM else []
+        if stuck:
+            why = f"{' and '.join(stuck)} did not leave the plateau"
+        elif none_beat(mlm_floors if task == MLM else floors, size, task, "beats_floor"):
+            why = "no arm beats always answering the most frequent word" if task == MLM else \
+                "no arm beats its random-init floor"
         else:
-            void = none_beat(floors, size, task, "beats_floor") or none_beat(checks, size, task, "beats_baseline")
-        out.append({**c, "signal": False} if void else c)
+            why = "no arm beats the trivial baseline" if none_beat(checks, size, task, "beats_baseline") else None
+        out.append({**c, "signal": False, "why_no_signal": why} if why else c)
     return out
 
 
@@ -419,6 +423,11 @@ def verdict_sentences(cfg: AblationConfig, tasks: dict, comparisons: list[dict],
         ci = f"{c['difference']:+.3f} [{c['low']:+.3f}, {c['high']:+.3f}]"
         n = (f"{c['n_clusters']} held-out words × {len(cfg.pretrain_seeds)} pretraining seed(s)" if c["task"] == MLM
              else f"{c['n_clusters']} test examples × {seeds} seed pair(s)")
+        if c.get("signal") is False:
+            out.append(f"{at_size(c['size'])}, on {what}, {c['candidate_arm']} against {c['reference_arm']} carries "
+                       f"no signal: {ci} ({pct} paired bootstrap interval over {n}), but {c['why_no_signal']}, so the "
+                       "difference says nothing about the vocabularies.")
+            continue
         if c["verdict"] == S.INDISTINGUISHABLE:
             head = f"cannot be told apart from {c['reference_arm']}"
         else:

@@ -1,15 +1,9 @@
 """The results of an ablation and the schema of ``ablation.json``: every number the page shows,
 computed once (:func:`biotok_train.ablate.analysis.analyze`), written as JSON and read back, so
-that the page (:mod:`~biotok_train.ablate.render`) is rendered from the file alone.
-
-``ablation.json`` holds, in this order: the recipe, the tokenizers, the reference arm, the command
-and versions, the tasks, the arms (:class:`~biotok_train.ablate.plan.ArmResult`), the comparisons
-(each :class:`~biotok_train.stats.PairedBootstrap`'s fields; ``"signal": false`` where the
-verdict says nothing, see :func:`~biotok_train.ablate.analysis.signal`), the floors, the
-masked-word floors, the rankings, the probe's rankings, the curve and its gaps, the held-out curve
-and its gaps, the verdict sentences, the pairs compared, the trivial baselines, the arms against
-them, the tasks without signal and the per-pretraining-seed scores. A key a
-run written before it existed lacks is left out, never written empty. ``costs.json`` beside it
+that the page (:mod:`~biotok_train.ablate.render`) is rendered from the file alone. Its keys are
+:data:`KEYS`, in that order (a key a run written before it existed lacks is left out, never
+written empty); a comparison whose verdict says nothing has ``"signal": false`` and
+``"why_no_signal"`` (:func:`~biotok_train.ablate.analysis.signal`). ``costs.json`` beside it
 holds what the jobs cost (how they ran, not what they found)."""
 
 from __future__ import annotations
@@ -18,6 +12,7 @@ import json
 import re
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 BASE_SIZE = "as-base"  # biotok_train.config.BASE_SIZE (the arms of a --base ablation), read without the config
@@ -60,44 +55,17 @@ class ArmResult:
         return (self.mlm.get("top1") if task == MLM else self.metrics[task]) or None
 
 
-@dataclass(frozen=True)
-class Recipe:
-    """What the page says about the recipe, read from the recipe saved in ``ablation.json``."""
-
-    sizes: tuple[str, ...]
-    tasks: tuple[str, ...]
-    budget: int
-    batch_size: int
-    seq_len: int
-    lr: float
-    pretrain_seeds: tuple[int, ...]
-    seeds: tuple[int, ...]
-    heldout_every: int
-    floor: bool
-    n_resamples: int
-    confidence: float
-    arms: tuple[str, ...]
-    base: str | None
-    transfer_methods: tuple[str, ...]
-    curve_tasks: tuple[str, ...] | None
-    finetune: dict
-    probe: int = 0
-    pairs: str = "reference"
-    one_method: bool = False  # saved before several transfer methods could run at once (its page says so)
+class Recipe(SimpleNamespace):
+    """What the page says about the recipe: the recipe saved in ``ablation.json`` by field (``finetune``
+    a dict), with the probe's steps, the pairs compared, ``transfer_methods`` (``one_method``: saved
+    before several could run at once, as its page says) and ``tokens_per_arm``."""
 
     @classmethod
     def from_dict(cls, recipe: dict, probe: int = 0, pairs: str = "reference") -> Recipe:
-        tup = lambda v: None if v is None else tuple(v)  # noqa: E731
-        names = {f.name for f in fields(cls)} - {"probe", "pairs", "one_method", "transfer_methods"}
-        got = {k: tup(recipe[k]) if isinstance(recipe.get(k), list) else recipe.get(k) for k in names}
         methods = recipe.get("transfer_methods") or [recipe.get("transfer_method", "fvt")]
-        return cls(**got, transfer_methods=tuple(methods), probe=probe, pairs=pairs,
-                   one_method="transfer_method" in recipe)
-
-    @property
-    def tokens_per_arm(self) -> int:
-        """Token positions each pretraining run trains on: steps × batch × sequence length."""
-        return self.budget * self.batch_size * self.seq_len
+        return cls(**{"curve_tasks": None, **recipe, "transfer_methods": methods}, probe=probe, pairs=pairs,
+                   one_method="transfer_method" in recipe,
+                   tokens_per_arm=recipe["budget"] * recipe["batch_size"] * recipe["seq_len"])
 
 
 # The keys of ablation.json in file order

@@ -1,7 +1,7 @@
 """``biotok-train finetune | bench``: any named task or a user's own files, and whole suites.
 
 Thin wrappers over :func:`biotok_train.finetune.finetune` and
-:func:`biotok_train.bench.run_bench`; every default is a config field
+:func:`biotok_train.finetune.bench.run_bench`; every default is a config field
 (:class:`~biotok_train.config.FinetuneConfig`, :class:`~biotok_train.config.BenchConfig`).
 torch and transformers are imported inside the commands, so ``--help`` stays fast.
 """
@@ -148,7 +148,7 @@ def bench_cmd(model, suite, seeds, tasks, data_dir, cache, out, force, quiet, pr
       biotok-train bench runs/bert-base --suite blurb --seeds 0 1 2 --out bench/blurb
       biotok-train bench runs/bert-tiny --suite fr --tasks e3c morfitt --seeds 0 --out bench/fr
     """
-    from biotok_train.bench import format_bench, run_bench
+    from biotok_train.finetune.bench import format_bench, run_bench
 
     cfg = BenchConfig(suite=suite, seeds=tuple(seeds), tasks=tuple(tasks), finetune=FinetuneConfig.from_options(**options))
     result = run_bench(model, cfg, out, data_dir=data_dir, cache=cache, force=force, progress=not quiet,

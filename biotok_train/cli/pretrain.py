@@ -186,7 +186,7 @@ def plot_cmd(run_dir, out, force):
     \b
     Example:  biotok-train plot runs/bert-tiny
     """
-    from biotok_train.plot import plot_run
+    from biotok_train.pretrain.plot import plot_run
 
     click.echo(str(plot_run(run_dir, out, force)))
 

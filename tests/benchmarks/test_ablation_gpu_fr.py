@@ -1,5 +1,5 @@
 """benchmarks/experiments/ablation_gpu_fr.py (CPU side) and benchmarks/corpora.py: the shared corpora's readers, and a
-README whose every sentence comes from the numbers (the page itself: tests/biotok_train/test_predict_report.py; the
+README whose every sentence comes from the numbers (the page itself: tests/benchmarks/test_ablation_gpu_fr_page.py; the
 GPU plan: tests/biotok_train/ablate/test_estimate.py)."""
 
 from __future__ import annotations

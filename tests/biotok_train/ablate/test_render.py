@@ -40,6 +40,12 @@ def test_the_page_renders_again_from_ablation_json_alone(tmp_path, sample_corpus
     assert all(c.get("signal") is False for c in report.comparisons)
     row = next(line for line in report.markdown.splitlines() if line.startswith(f"| {cand} |"))
     assert row.count("| no signal |") == 2 and "**worse**" not in row and "**" not in row
+    said = [v for v in report.sentences if v.startswith("At size tiny, on MLM top-1, ")]
+    assert said == [f"At size tiny, on MLM top-1, {cand} against {ref} carries no signal: {by['mlm']['difference']:+.3f} "
+                    f"[{by['mlm']['low']:+.3f}, {by['mlm']['high']:+.3f}] (95% paired bootstrap interval over 40 held-out "
+                    f"words × 1 pretraining seed(s)), but {cand} did not leave the plateau, so the difference says "
+                    "nothing about the vocabularies."]
+    assert not any(f"{cand} is worse" in v or f"{cand} is better" in v for v in report.sentences)
     shutil.rmtree(out / "jobs")
     (out / "ablation.md").unlink()
     (out / "ablation.png").unlink()

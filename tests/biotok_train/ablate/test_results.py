@@ -30,7 +30,7 @@ def test_recipe_reads_old_and_new_recipes():
     """A recipe saved with one transfer method reads as its list; the probe's steps come from the command."""
     old = json.loads((RESULTS / "table9-cpu" / "ablation.json").read_text(encoding="utf-8"))
     setup = Results.from_json(old).setup
-    assert setup.one_method and setup.transfer_methods == ("fvt",) and setup.probe == 0 and setup.pairs == "reference"
+    assert setup.one_method and setup.transfer_methods == ["fvt"] and setup.probe == 0 and setup.pairs == "reference"
     new = Results.from_json(json.loads((RESULTS / "ablation-cpu-16000" / "ablation.json").read_text(encoding="utf-8")))
     assert not new.setup.one_method and new.setup.probe == 400 and new.setup.tokens_per_arm == 16000 * 8 * 128
     assert isinstance(new.setup, Recipe) and new.names == ["camemberta-base", "Unigram_L-8k"]

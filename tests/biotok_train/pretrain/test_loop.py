@@ -38,7 +38,7 @@ def test_loss_goes_down(data, tmp_path):
     rows = [json.loads(l) for l in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
     assert [row["step"] for row in rows] == [5, 10, 15, 20, 25, 30]
     assert {"loss", "mlm_acc", "lr", "tokens_per_s", "grad_norm"} <= rows[-1].keys()
-    from biotok_train.plot import plot_run
+    from biotok_train.pretrain.plot import plot_run
 
     png = plot_run(tmp_path / "run")
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

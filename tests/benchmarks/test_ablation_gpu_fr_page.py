@@ -1,4 +1,4 @@
-"""biotok_train/predict_report.py: the prediction page, every sentence computed from plain numbers."""
+"""benchmarks/experiments/ablation_gpu_fr_page.py: the prediction page, every sentence computed from plain numbers."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from biotok_train import predict_report as R
+from benchmarks.experiments import ablation_gpu_fr_page as R
 from biotok_train.config import AblationConfig
 from biotok_train.predict import Ranking
 
