@@ -454,8 +454,18 @@ def decide(paths: Iterable[str | Path] = (), config: DecideConfig | None = None,
     ev = read_evidence(paths, cfg)
     if comparison is not None:
         add_comparison(ev, comparison, comparison_source, cfg)
-    if not ev.sources:
+    if not ev.sources:  # pragma: no cover - evidence_files refuses an empty list first
         raise ConfigError("give at least one evidence folder or file")
+    return conclude(ev, cfg)
+
+
+def decide_with(ev: _Evidence, comparison: dict, source: str, config: DecideConfig | None = None) -> Decision:
+    """The decision over evidence already read (:func:`read_evidence`) plus a Comparison's
+    ``as_dict()`` (the report's corpus, named ``source``)."""
+    cfg = config or DecideConfig()
+    ev = _Evidence(list(ev.findings), list(ev.discarded), list(ev.context), list(ev.arms), list(ev.ablations),
+                   list(ev.sources))
+    add_comparison(ev, comparison, source, cfg)
     return conclude(ev, cfg)
 
 
@@ -617,33 +627,4 @@ def _hours(h: float) -> str:
     return f"{h:,.1f}" if h >= 1 else f"{h:.2f}"
 
 
-def write_decision(decision: Decision, out: str | Path, *, force: bool = False, inputs: Iterable = ()) -> Path:
-    """decision.md, or decision.html (a self-contained page) when ``out`` ends in .html; never over
-    one of ``inputs`` (the evidence), nor over an existing file without ``force``."""
-    from biotok.output import atomic_file, check_writable_file  # lazy: only when a file is written
-
-    out = Path(out)
-    check_writable_file(out, force, [*inputs, *decision.sources])
-    if out.suffix.lower() in (".html", ".htm"):
-        text = decision_page(decision)
-    else:
-        text = decision.markdown()
-    with atomic_file(out, force=force) as tmp:
-        tmp.write_text(text, encoding="utf-8")
-    return out
-
-
-def decision_page(decision: Decision) -> str:
-    """The decision as one self-contained HTML page, in the report's style."""
-    from biotok.report.html import static_text  # lazy: the report's renderer only for an HTML page
-
-    return ('<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
-            '<meta name="viewport" content="width=device-width, initial-scale=1"><title>Decision</title>'
-            f"<style>{static_text('report.css')}</style></head><body><main class=\"wrap\">"
-            + decision.html_section() + "</main>"
-            '<footer class="wrap muted">Self-contained page written by biotok decide: no network access.</footer>'
-            "</body></html>\n")
-
-
-__all__ = ["Decision", "Discarded", "Finding", "Settle", "decide", "decision_page", "evidence_files",
-           "read_evidence", "write_decision"]
+__all__ = ["Decision", "Discarded", "Finding", "Settle", "decide", "decide_with", "evidence_files", "read_evidence"]

@@ -41,7 +41,8 @@ def decide(evidence, out, min_seeds, fertility_tolerance, as_json, force) -> Non
       biotok decide probe/ --min-seeds 1
     """
     # lazy: the decision module reads JSON only, but the CLI's start-up stays small
-    from biotok.decide import decide as run_decide, write_decision
+    from biotok.decide import decide as run_decide
+    from biotok.report.decision import write_decision
 
     cfg = DecideConfig(min_seeds=min_seeds, fertility_tolerance=fertility_tolerance)
     if out is not None:

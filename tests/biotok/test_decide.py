@@ -13,7 +13,8 @@ from click.testing import CliRunner
 
 from biotok.cli import main
 from biotok.config import DecideConfig
-from biotok.decide import decide, write_decision
+from biotok.decide import decide
+from biotok.report.decision import write_decision
 from biotok.errors import ConfigError, DamagedFileError
 
 REPO = Path(__file__).resolve().parents[2]
@@ -273,3 +274,23 @@ def test_import_stays_torch_free():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["False", "False"]
 
+
+
+def test_report_puts_the_decision_on_top(tmp_path, tiny_unigram, tiny_wordpiece, sample_lines):
+    """`biotok report --decide-from`: the decision, with the report's own fertility, opens both pages."""
+    from biotok.formats import load as load_any
+    from biotok.report import build_report
+
+    toks = [load_any(tiny_unigram, name="A"), load_any(tiny_wordpiece, name="B")]
+    folder = write(tmp_path / "abl", "ablation.json", ablation(arms=("A", "B"), left=False, beats=False, comparisons=[
+        _cmp("tiny", "mlm", "A", "B", -0.02, -0.03, -0.01, "worse", metric="top1")]))
+    rep = build_report(toks, sample_lines[:40], tmp_path / "rep", corpus_label="sample", decide_from=[folder])
+    md = rep.markdown.read_text(encoding="utf-8")
+    assert md.startswith("# Tokenizer comparison\n\n## Decision\n\n")
+    assert md.index("## Decision") < md.index("## Fragmentation")
+    assert "fertility on " in md and "words of the compared corpus" in md and "never left the plateau" in md
+    page = rep.html.read_text(encoding="utf-8")
+    assert page.index('<section id="decision">') < page.index('<section id="summary">')
+    with pytest.raises(ConfigError):  # bad evidence fails before the corpus is measured
+        build_report(toks, iter(()), tmp_path / "rep2", decide_from=[tmp_path / "nope"])
+    assert not (tmp_path / "rep2").exists()
