@@ -496,7 +496,8 @@ def conclude(ev: _Evidence, cfg: DecideConfig) -> Decision:
 
 def _summary(ev: _Evidence, tier: int | None, pick: str | None, certainty: str, scores: dict,
              kept: list[Finding], disagreements: list[str]) -> str:
-    counts = f"{len(kept)} of {len(ev.findings)} comparisons kept, the others discarded with their reasons below"
+    counts = f"{len(kept)} of {len(ev.findings)} comparisons kept" + (
+        ", the others discarded with their reasons below" if len(kept) < len(ev.findings) else "")
     if tier is None:
         return (f"No pick: no kept evidence tells the arms ({', '.join(ev.arms)}) apart ({counts}).")
     deciding = [f for f in kept if f.tier == tier and f.better]
