@@ -332,7 +332,10 @@ class DecideConfig:
     seeds_to_settle: int = 3  # pretraining seeds of a run that would settle it
     plateau_positions: int = PLATEAU_POSITIONS
     plateau_source: str = "docs/results/plateau-fr"
+    plateau_batch: tuple[int, int] = (8, 128)  # the plateau recipe's sequences x pieces per step
     continued_positions: int = 1_024_000  # per arm, continued from a base (docs/results/transfer-cpu's budget)
+    continued_batch: tuple[int, int] = (32, 128)  # its sequences x pieces per step
+    min_measured_cpu_s: float = 60.0  # a user's ablation measures the CPU rate only past this much pretraining
     cpu_positions_per_s: float = 4763.0  # used only when biotok's measured table is missing
     gpu_positions_per_s: float = GPU_POSITIONS_PER_S
     gpu_positions_per_arm: int = 49_152_000  # docs/results/ablation-gpu-fr's BERT-small recipe

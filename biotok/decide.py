@@ -557,7 +557,7 @@ def _cpu_rate(ev: _Evidence, cfg: DecideConfig) -> tuple[float, str]:
         pseeds = len(d["recipe"].get("pretrain_seeds") or [0])
         cpu = sum(float(v.get("pretrain", 0.0)) for v in c.get("by_arm", {}).values())
         positions = sum(int(a.get("tokens_seen", 0)) * pseeds for a in d["arms"] if a.get("init", "scratch") != "general")
-        if cpu > 0 and positions > 0:
+        if cpu >= cfg.min_measured_cpu_s and positions > 0:  # a few toy steps measure start-up, not a rate
             size = d["arms"][0].get("size", "?")
             return positions / cpu, (f"{positions / cpu:,.0f} positions per CPU-second, measured by the pretraining "
                                      f"jobs of {costs} (BERT-{size})")
@@ -574,37 +574,41 @@ def _settle(ev: _Evidence, cfg: DecideConfig) -> list[Settle]:
     seeds = cfg.seeds_to_settle
     rate, basis = _cpu_rate(ev, cfg)
     recipe = ev.ablations[0][1]["recipe"] if ev.ablations else {}
-    per_step = int(recipe.get("batch_size", 8)) * int(recipe.get("seq_len", 128))
-    steps = math.ceil(cfg.plateau_positions / per_step)
+    batch, seq = cfg.plateau_batch
+    steps = math.ceil(cfg.plateau_positions / (batch * seq))
     seed_list = " ".join(map(str, range(seeds)))
     base = recipe.get("base")
     out = []
     scratch_positions = arms * seeds * cfg.plateau_positions
     out.append(Settle(
         what=(f"From scratch on this CPU at the measured plateau threshold: {arms} arms × {seeds} pretraining seeds × "
-              f"{cfg.plateau_positions:,} token positions ({steps:,} steps of {per_step:,}), the budget at which BERT-tiny "
-              f"left the unigram plateau ({cfg.plateau_source}), pretraining alone"),
-        command=f"biotok-train ablate --tokenizers TOK... --corpus CORPUS --task NAME=PATH --budget {steps} "
-                f"--pretrain-seeds {seed_list} --seeds 0 1 --out ablation/",
+              f"{cfg.plateau_positions:,} token positions ({steps:,} steps of {batch} × {seq}), the budget at which "
+              f"BERT-tiny left the unigram plateau ({cfg.plateau_source}), pretraining alone"),
+        command=f"biotok-train ablate --tokenizers TOK... --corpus CORPUS --task PATH --budget {steps} "
+                f"--batch-size {batch} --seq-len {seq} --pretrain-seeds {seed_list} --seeds 0 1 --pairs all "
+                "--out ablation/",
         hours=scratch_positions / rate / 3600, unit="CPU-hours", basis=basis))
-    cont = int(recipe.get("budget", 0)) * per_step if base else cfg.continued_positions
+    if base:
+        cbatch, cseq = int(recipe.get("batch_size", 8)), int(recipe.get("seq_len", 128))
+        cont, where = int(recipe.get("budget", 0)) * cbatch * cseq, "your ablation's budget"
+    else:
+        (cbatch, cseq), cont, where = cfg.continued_batch, cfg.continued_positions, "docs/results/transfer-cpu's budget"
     out.append(Settle(
         what=(f"Continued pretraining from your base on this CPU: {arms} arms × {seeds} seeds × {cont:,} token positions "
-              f"({'your ablation' if base else 'docs/results/transfer-cpu'}'s budget; the base must itself have left the "
-              f"plateau), pretraining alone, at BERT-tiny's rate (a base with k times its parameters costs about k times "
-              "more)"),
-        command=f"biotok-train ablate --tokenizers TOK... --corpus CORPUS --task NAME=PATH --base {base or 'BASE_MODEL/'} "
-                f"--arms continual,transfer --budget {math.ceil(cont / per_step)} --pretrain-seeds {seed_list} "
-                "--out ablation-base/",
+              f"({where}; the base must itself have left the plateau), pretraining alone, at BERT-tiny's rate (a base "
+              "with k times its parameters costs about k times more)"),
+        command=f"biotok-train ablate --tokenizers TOK... --corpus CORPUS --task PATH --base {base or 'BASE_MODEL/'} "
+                f"--arms continual,transfer --budget {math.ceil(cont / (cbatch * cseq))} --batch-size {cbatch} "
+                f"--seq-len {cseq} --pretrain-seeds {seed_list} --pairs all --out ablation-base/",
         hours=arms * seeds * cont / rate / 3600, unit="CPU-hours", basis=basis))
     gpu = arms * seeds * cfg.gpu_positions_per_arm / cfg.gpu_positions_per_s
     out.append(Settle(
         what=(f"The from-scratch grid on one GPU: BERT-small, {arms} arms × {seeds} pretraining seeds × "
               f"{cfg.gpu_positions_per_arm:,} token positions (the GPU recipe of docs/results/ablation-gpu-fr), "
               "pretraining alone"),
-        command=f"biotok-train ablate --tokenizers TOK... --corpus CORPUS --task NAME=PATH --sizes small "
-                f"--budget {math.ceil(cfg.gpu_positions_per_arm / (64 * 128))} --batch-size 64 "
-                f"--pretrain-seeds {seed_list} --engine ray --gpus-per-job 0.25 --out ablation-gpu/",
+        command=f"biotok-train ablate --tokenizers TOK... --corpus CORPUS --task PATH --sizes small "
+                f"--budget {math.ceil(cfg.gpu_positions_per_arm / (64 * 128))} --batch-size 64 --seq-len 128 "
+                f"--pretrain-seeds {seed_list} --pairs all --engine ray --gpus-per-job 0.25 --out ablation-gpu/",
         hours=gpu / 3600, unit="GPU-hours",
         basis=f"{cfg.gpu_positions_per_s:,.0f} positions per second, {cfg.gpu_source}"))
     return out

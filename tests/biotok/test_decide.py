@@ -184,7 +184,7 @@ def test_costs_are_computed_from_the_rates(tmp_path):
     cpu, cont, gpu = d.settle
     assert gpu.unit == "GPU-hours" and gpu.hours == pytest.approx(
         3 * cfg.seeds_to_settle * cfg.gpu_positions_per_arm / cfg.gpu_positions_per_s / 3600)
-    assert cpu.unit == "CPU-hours" and "14,336,000 token positions (14,000 steps of 1,024)" in cpu.what
+    assert cpu.unit == "CPU-hours" and "14,336,000 token positions (14,000 steps of 8 × 128)" in cpu.what
     assert "--budget 14000" in cpu.command
     # the user's own costs.json gives the CPU rate: 3 arms x 2 seeds x 102,400 positions in 60 CPU-seconds
     write(tmp_path / "abl", "costs.json", {"format": "biotok-costs/1", "by_arm": {
@@ -193,6 +193,10 @@ def test_costs_are_computed_from_the_rates(tmp_path):
     rate = 3 * 2 * 102_400 / 60.0
     assert d2.settle[0].hours == pytest.approx(3 * 3 * cfg.plateau_positions / rate / 3600)
     assert f"{rate:,.0f} positions per CPU-second, measured by the pretraining jobs" in d2.settle[0].basis
+    # a toy ablation's few seconds of pretraining measure its start-up, not a rate: the measured table instead
+    write(tmp_path / "abl", "costs.json", {"format": "biotok-costs/1", "by_arm": {
+        a: {"pretrain": 1.0} for a in ("A", "B", "C")}})
+    assert "measured by the pretraining jobs" not in decide([tmp_path / "abl"], cfg).settle[0].basis
 
 
 def test_gpu_rate_is_the_measured_one():
