@@ -614,6 +614,22 @@ def _settle(ev: _Evidence, cfg: DecideConfig) -> list[Settle]:
     return out
 
 
+def plateau_warning(size: str, positions_per_arm: int, *, objective: str = "mlm", from_base: bool = False,
+                    device: str = "cpu", config: DecideConfig | None = None) -> str | None:
+    """One line when a from-scratch masked LM of ``size`` on a CPU gets fewer token positions per
+    arm than the measured plateau threshold (BERT-tiny: docs/results/plateau-fr), else None: its
+    masked-LM numbers would then say nothing about the vocabularies. Only what was measured warns
+    (size tiny, MLM, from scratch, on a CPU)."""
+    cfg = config or DecideConfig()
+    if size != "tiny" or objective != "mlm" or from_base or device != "cpu" or positions_per_arm >= cfg.plateau_positions:
+        return None
+    batch, seq = cfg.plateau_batch
+    return (f"warning: {positions_per_arm:,} token positions per arm is below the {cfg.plateau_positions:,} at which "
+            f"BERT-tiny left the unigram plateau on a CPU ({cfg.plateau_source}): its masked-LM and downstream "
+            f"verdicts will likely say nothing about the vocabularies (--budget "
+            f"{math.ceil(cfg.plateau_positions / (batch * seq))} at --batch-size {batch} --seq-len {seq} reaches it)")
+
+
 # --- small helpers ---------------------------------------------------------------------------------
 def _task_label(tasks: dict, task: str) -> str:
     t = tasks.get(task) or {}
@@ -632,4 +648,5 @@ def _hours(h: float) -> str:
     return f"{h:,.1f}" if h >= 1 else f"{h:.2f}"
 
 
-__all__ = ["Decision", "Discarded", "Finding", "Settle", "decide", "decide_with", "evidence_files", "read_evidence"]
+__all__ = ["Decision", "Discarded", "Finding", "Settle", "decide", "decide_with", "evidence_files",
+           "plateau_warning", "read_evidence"]

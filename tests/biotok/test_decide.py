@@ -298,3 +298,14 @@ def test_report_puts_the_decision_on_top(tmp_path, tiny_unigram, tiny_wordpiece,
     with pytest.raises(ConfigError):  # bad evidence fails before the corpus is measured
         build_report(toks, iter(()), tmp_path / "rep2", decide_from=[tmp_path / "nope"])
     assert not (tmp_path / "rep2").exists()
+
+
+def test_plateau_warning_names_the_measured_threshold():
+    from biotok.decide import plateau_warning
+
+    line = plateau_warning("tiny", 6_144_000)  # ablate's defaults in docs/results/ablation-cpu: 6000 x 8 x 128
+    assert line.startswith("warning: 6,144,000 token positions per arm is below the 14,336,000")
+    assert "docs/results/plateau-fr" in line and "--budget 14000 at --batch-size 8 --seq-len 128" in line and "\n" not in line
+    assert plateau_warning("tiny", 14_336_000) is None
+    assert plateau_warning("small", 1_000) is None  # not measured at that size: no warning
+    assert plateau_warning("tiny", 1_000, from_base=True) is None and plateau_warning("tiny", 1_000, device="cuda") is None
