@@ -319,7 +319,7 @@ class Eta:
         t = default_throughput()
         if t is None:
             return None, None, "no measured rate"
-        return t.tokens_per_second, None, f"biotok's measured CPU rate, {t.source}"
+        return t.tokens_per_second, None, f"biotok's CPU rate {t.source}"
 
     def remaining_s(self) -> float | None:
         rate, score, _ = self._rates()
