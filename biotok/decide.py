@@ -129,20 +129,33 @@ class Decision:
                 "sources": list(self.sources)}
 
     def lines(self) -> dict[str, list[str]]:
-        """The page's parts as sentences: pick, kept, discarded, disagreements, context, settle."""
+        """The page's parts as sentences: for and against the pick, kept, discarded, disagreements,
+        context, settle."""
         kept = [f.sentence() for f in self.findings if f.kept]
         void = [f"{d.instrument} ({d.source}): {d.reason}." for d in self.discarded]
         void += [f"{f.sentence()[:-1]}: discarded ({f.void})." for f in self.findings if not f.kept]
-        return {"kept": kept, "discarded": void, "disagreements": list(self.disagreements),
-                "context": list(self.context), "settle": [s.sentence() for s in self.settle]}
+
+        def brief(f: Finding) -> str:
+            other = f.worse if f.better == self.pick else f.better
+            return (f"{f.instrument}, against {other}: {f.numbers()}"
+                    + (f" (discarded: {f.void})" if f.void else "") + ".")
+
+        pro = [brief(f) for f in self.findings if self.pick and f.better == self.pick]
+        con = [brief(f) for f in self.findings if self.pick and f.worse == self.pick]
+        return {"for": pro, "against": con, "kept": kept, "discarded": void,
+                "disagreements": list(self.disagreements), "context": list(self.context),
+                "settle": [s.sentence() for s in self.settle]}
+
+    def _titles(self) -> tuple[tuple[str, str], ...]:
+        return ((f"For {self.pick}", "for"), (f"Against {self.pick}", "against"), ("Evidence kept", "kept"),
+                ("Evidence discarded", "discarded"), ("Where the instruments disagree", "disagreements"),
+                ("Context", "context"), ("What would settle it", "settle"))
 
     def markdown(self, level: int = 1) -> str:
         h = "#" * level
         parts = self.lines()
         out = [f"{h} Decision", "", self.summary, ""]
-        for title, key in (("Evidence kept", "kept"), ("Evidence discarded", "discarded"),
-                           ("Where the instruments disagree", "disagreements"), ("Context", "context"),
-                           ("What would settle it", "settle")):
+        for title, key in self._titles():
             if parts[key]:
                 out += [f"{h}# {title}", "", *[f"- {s}" for s in parts[key]], ""]
         for s in self.settle:
@@ -155,9 +168,7 @@ class Decision:
         e = html.escape
         parts = self.lines()
         body = [f'<p class="lead"><b>{e(self.summary)}</b></p>']
-        for title, key in (("Evidence kept", "kept"), ("Evidence discarded", "discarded"),
-                           ("Where the instruments disagree", "disagreements"), ("Context", "context"),
-                           ("What would settle it", "settle")):
+        for title, key in self._titles():
             if parts[key]:
                 body.append(f"<h3>{e(title)}</h3><ul>" + "".join(f"<li>{e(s)}</li>" for s in parts[key]) + "</ul>")
         cmds = [s.command for s in self.settle if s.command]
@@ -499,7 +510,7 @@ def _summary(ev: _Evidence, tier: int | None, pick: str | None, certainty: str, 
     counts = f"{len(kept)} of {len(ev.findings)} comparisons kept" + (
         ", the others discarded with their reasons below" if len(kept) < len(ev.findings) else "")
     if tier is None:
-        return (f"No pick: no kept evidence tells the arms ({', '.join(ev.arms)}) apart ({counts}).")
+        return f"No pick: no kept evidence tells the arms ({', '.join(ev.arms)}) apart ({counts})." + _void_sources(ev)
     deciding = [f for f in kept if f.tier == tier and f.better]
     order = ", ".join(f"{a} {s:+d}" for a, s in sorted(scores.items(), key=lambda kv: (-kv[1], ev.arms.index(kv[0]))))
     if pick is None:
@@ -510,7 +521,7 @@ def _summary(ev: _Evidence, tier: int | None, pick: str | None, certainty: str, 
         hint = (f" {'; '.join(unmet)} were never compared with each other (each only against the first arm): "
                 "rerun with `--pairs all`." if unmet else "")
         return (f"No pick: on {TIER_LABELS[tier]}, the strongest evidence kept, {' and '.join(tied)} tie "
-                f"(wins minus losses: {order}; {counts}).{hint}")
+                f"(wins minus losses: {order}; {counts}).{hint}" + _void_sources(ev))
     why = {DOWNSTREAM: "downstream tasks with intervals over enough seeds decide it",
            MODEL: "no downstream task decides it; the models' held-out scores do, which predict but are not "
                   "the downstream tasks",
@@ -519,6 +530,19 @@ def _summary(ev: _Evidence, tier: int | None, pick: str | None, certainty: str, 
            f"{'s' if len(deciding) != 1 else ''}: {order}; {counts}).")
     if disagreements:
         out += f" The instruments disagree on {len(disagreements)} pair{'s' if len(disagreements) != 1 else ''}."
+    return out + _void_sources(ev)
+
+
+def _void_sources(ev: _Evidence) -> str:
+    """' The ablation in X is void: ...' for each ablation or probe whose every comparison is discarded."""
+    out = ""
+    for source in dict.fromkeys(f.source for f in ev.findings if f.tier != STATISTIC):
+        mine = [f for f in ev.findings if f.source == source and f.tier != STATISTIC]
+        if mine and not any(f.kept for f in mine):
+            kind = "ablation" if any(a == source for a, _ in ev.ablations) else "probe"
+            why = "; ".join(dict.fromkeys(r for f in mine for r in f.void.split("; ")))
+            out += (f" The {kind} in {source} is void: all {len(mine)} of its comparison{'s' if len(mine) != 1 else ''} "
+                    f"are discarded ({why}).")
     return out
 
 

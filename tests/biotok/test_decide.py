@@ -123,8 +123,13 @@ def test_plateau_and_no_signal_are_discarded_with_their_reasons(tmp_path):
     assert "no arm beats its random-init floor" in reasons and "+0.100 [+0.080, +0.120] nats" in reasons
     # fertility: A 1.40 < B 1.45 < C 1.50, every gap over 1 %: A wins both pairs
     assert d.pick == "A" and d.certainty == "weak"
+    assert f"The ablation in {tmp_path / 'abl' / 'ablation.json'} is void: all 3 of its comparisons are discarded" \
+        in d.summary and "never left the plateau" in d.summary
     md = d.markdown()
     assert "## Evidence discarded" in md and "## What would settle it" in md
+    pro, con = md.split("## For A\n")[1].split("## Against A\n")
+    assert "fertility on the ablation's corpus, against B: +0.050 pieces/word." in pro  # B minus A
+    assert "the ablation's ner entity_f1, against B" in con and "(discarded: no signal on ner entity_f1)" in con
 
 
 def test_one_pretraining_seed_is_discarded_unless_accepted(tmp_path):
