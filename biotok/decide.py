@@ -206,7 +206,11 @@ def evidence_files(paths: Iterable[str | Path]) -> list[Path]:
             raise ConfigError(f"evidence not found: {p}")
         mine = [p / m for m in MARKERS if (p / m).is_file()]
         if not mine:
-            mine = [q / m for q in sorted(x for x in p.iterdir() if x.is_dir()) for m in MARKERS if (q / m).is_file()]
+            try:
+                subs = sorted(x for x in p.iterdir() if x.is_dir())
+            except OSError as e:
+                raise ConfigError(f"cannot read the evidence folder {p}: {e.strerror or e}") from None
+            mine = [q / m for q in subs for m in MARKERS if (q / m).is_file()]
         if not mine:
             raise ConfigError(f"{p} holds no evidence (no {', '.join(MARKERS)} in it or its subfolders); give a "
                               "folder written by biotok-train ablate or probe, biotok sweep, or a `biotok compare "
@@ -242,6 +246,9 @@ def read_evidence(paths: Iterable[str | Path], config: DecideConfig | None = Non
         except (IsADirectoryError, PermissionError, OSError) as e:
             raise ConfigError(f"cannot read evidence {f}: {e.strerror or e}") from None
         kind = _kind(d)
+        if kind is None and "vocab" in d and "tokenizers" in d:
+            raise ConfigError(f"{f}: this `biotok compare --json` measured no corpus, so it holds no fertility; "
+                              "rerun it with --corpus HELD_OUT")
         if kind is None:
             raise ConfigError(f"{f} is not evidence biotok decide reads (an ablation.json, probe.json, sweep.json "
                               "or `biotok compare --json` output)")

@@ -253,6 +253,9 @@ def test_same_evidence_same_bytes(tmp_path):
     (lambda p: p / "missing", ConfigError),
     (lambda p: write(p / "empty", "x.txt", {}) and p / "empty", ConfigError),
     (lambda p: write(p, "other.json", {"hello": 1}) / "other.json", ConfigError),
+    (lambda p: write(p, "vocab-only.json", {"tokenizers": [{"name": "A"}], "vocab": {}}) / "vocab-only.json",
+     ConfigError),
+    (lambda p: (p / "bin.json").write_bytes(b"\xff\xfe\x00") and p / "bin.json", DamagedFileError),
     (lambda p: write(p, "ablation.json", {"recipe": {}, "arms": [{}], "comparisons": []}) / "ablation.json",
      DamagedFileError),
 ])
