@@ -327,32 +327,39 @@ def _ablation(ev: _Evidence, d: dict, source: str, cfg: DecideConfig) -> None:
             if key[0] == size:
                 ev.discarded.append(Discarded(f"ablation, {_task_label(tasks, key[1])}{at(size)}", source, reason))
 
-    said: set[tuple[str, str]] = set()
+    said: set[tuple[str, str, str]] = set()
 
-    def plateau_reason(size: str, name: str) -> str:
-        """'' when ``name`` left the plateau (or nothing says), else a short reason (the full one said once)."""
+    def plateau_reason(size: str, name: str, masked_words: bool = False) -> str:
+        """'' when ``name`` left the plateau (or nothing says), else a short reason (the full one said
+        once). ``masked_words``: also void when its masked-word top-1 is no better than always the most
+        frequent word, even past the plateau of the held-out loss (that metric then has no signal)."""
         h = plateau.get((size, name))
         m = mlm_floor.get((size, name))
         if h is not None and not h.get("left_plateau", True):
+            key, short = (size, name, "plateau"), f"{name} never left the plateau"
             full = (f"{name}{at(size)} never left the unigram plateau: held-out [MASK] loss minus unigram floor "
                     f"{h['gap']:+.3f} [{h['gap_low']:+.3f}, {h['gap_high']:+.3f}] nats, so it predicts from piece "
                     "frequencies only and its comparisons say nothing about its vocabulary")
-        elif h is None and m is not None and not m.get("beats_floor", True):
+        elif m is not None and not m.get("beats_floor", True) and (h is None or masked_words):
+            key = (size, name, "words")
+            short = (f"{name} never left the plateau" if h is None
+                     else f"{name}'s masked-word top-1 is no better than always “{m.get('word', '?')}”")
             full = (f"{name}{at(size)}'s masked-word top-1 ({_f(m['candidate'])}) is no better than always answering "
-                    f"“{m.get('word', '?')}” ({_f(m['reference'])}): it has not left the plateau, so its comparisons "
-                    "say nothing about its vocabulary")
+                    f"“{m.get('word', '?')}” ({_f(m['reference'])})"
+                    + (": it has not left the plateau, so its comparisons say nothing about its vocabulary" if h is None
+                       else ": the masked-word comparison says nothing about its vocabulary"))
         else:
             return ""
-        if (size, name) not in said:
-            said.add((size, name))
+        if key not in said:
+            said.add(key)
             ev.discarded.append(Discarded(f"the ablation's arm {name}{at(size)}", source, full))
-        return f"{name} never left the plateau"
+        return short
 
     for c in d["comparisons"]:
         size, task, ref, cand = c["size"], c["task"], c["reference_arm"], c["candidate_arm"]
         mlm = task == "mlm"
         label = "masked-word top-1" if mlm else _task_label(tasks, task)
-        why = [r for r in (plateau_reason(size, ref), plateau_reason(size, cand)) if r]
+        why = [r for r in (plateau_reason(size, ref, mlm), plateau_reason(size, cand, mlm)) if r]
         if not mlm:
             why = [f"no signal on {label}{at(size)}"] if (size, task) in void_task else why
             for name in (ref, cand):
@@ -374,6 +381,7 @@ def _ablation(ev: _Evidence, d: dict, source: str, cfg: DecideConfig) -> None:
             candidate=cand, better=_verdict_better(c, ref, cand), difference=float(c["difference"]),
             low=_num(c.get("low")), high=_num(c.get("high")), unit=unit, source=source, detail=detail,
             void="; ".join(dict.fromkeys(why))))
+    _ablation_probe(ev, d, source, cfg, at)
     if not any(f.source == source and f.tier == STATISTIC for f in ev.findings):
         for size in sizes:
             arms_here = [a for a in d["arms"] if a["size"] == size and a.get("fertility") is not None]
@@ -381,6 +389,30 @@ def _ablation(ev: _Evidence, d: dict, source: str, cfg: DecideConfig) -> None:
                 _fertility_pairs(ev, [(a["name"], float(a["fertility"])) for a in arms_here],
                                  f"fertility on the ablation's corpus{at(size)}", source, cfg)
                 break
+
+
+def _ablation_probe(ev: _Evidence, d: dict, source: str, cfg: DecideConfig, at) -> None:
+    """The causal-LM probe an ablation ran beside its arms (``--probe``): each arm against the
+    ablation's reference, void when either is not below its unigram floor or seeds are too few."""
+    ref = d.get("reference")
+    by = {(a["size"], a["name"]): a.get("probe") or {} for a in d["arms"]}
+    for (size, name), p in by.items():
+        v = p.get("versus_reference")
+        if not v or name == ref or (size, ref) not in by:
+            continue
+        n = int((p.get("bits_per_char") or {}).get("n", 1))
+        why = []
+        for arm in (ref, name):
+            fl = by[(size, arm)].get("versus_floor") or {}
+            if fl and fl.get("verdict") != "better":
+                why.append(f"{arm} is not below its unigram floor")
+        short, _ = _seeds_reason(n, "training", "", cfg)
+        why += [short] if short else []
+        ev.findings.append(Finding(
+            instrument=f"the ablation's causal-LM probe (bits/char){at(size)}", tier=MODEL, reference=ref,
+            candidate=name, better=_verdict_better(v, ref, name), difference=float(v["difference"]),
+            low=_num(v.get("low")), high=_num(v.get("high")), unit="bits/char", source=source,
+            detail=f"paired bootstrap over held-out documents, {n} seed(s)", void="; ".join(why)))
 
 
 def _probe(ev: _Evidence, d: dict, source: str, cfg: DecideConfig) -> None:

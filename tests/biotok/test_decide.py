@@ -317,3 +317,26 @@ def test_plateau_warning_names_the_measured_threshold():
     assert plateau_warning("tiny", 14_336_000) is None
     assert plateau_warning("small", 1_000) is None  # not measured at that size: no warning
     assert plateau_warning("tiny", 1_000, from_base=True) is None and plateau_warning("tiny", 1_000, device="cuda") is None
+
+
+def test_masked_words_no_better_than_the_commonest_word_void_that_metric_only(tmp_path):
+    """Past the held-out plateau, a masked-word top-1 no better than always "de" still says nothing
+    (a model answering its commonest piece: `s` for a Unigram_L): that metric only is void."""
+    d = decide([write(tmp_path / "abl", "ablation.json", ablation(left=True, mlm_beats=False))])
+    mlm = next(f for f in d.findings if "masked-word" in f.instrument)
+    assert "A's masked-word top-1 is no better than always “de”" in mlm.void
+    ner = [f for f in d.findings if "ner" in f.instrument]
+    assert all(f.kept for f in ner) and d.pick == "B" and d.certainty == "firm"
+
+
+def test_the_ablations_own_probe_is_evidence(tmp_path):
+    ab = ablation()
+    for i, a in enumerate(ab["arms"]):
+        a["probe"] = {"bits_per_char": {"mean": 1.5, "std": 0.01, "n": 3, "values": [1.5] * 3},
+                      "versus_floor": {"difference": -0.5, "low": -0.6, "high": -0.4, "verdict": "better"},
+                      **({"versus_reference": {"difference": -0.1, "low": -0.15, "high": -0.05, "verdict": "better"}}
+                         if i else {})}
+    d = decide([write(tmp_path / "abl", "ablation.json", ab)])
+    probe_findings = [f for f in d.findings if "causal-LM probe" in f.instrument]
+    assert [(f.reference, f.candidate, f.better, f.kept) for f in probe_findings] == [
+        ("A", "B", "B", True), ("A", "C", "C", True)]
