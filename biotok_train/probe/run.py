@@ -131,10 +131,13 @@ def _work_folder(out: Path, recipe: dict, force: bool) -> Path:
 
 
 def _arms(cfg: ProbeConfig, train: list[str], held: list[str], toks: list[BiotokTokenizer],
-          norms: list[D.Normalization]) -> list[Arm]:
+          norms: list[D.Normalization], progress: bool = False) -> list[Arm]:
     arms: list[Arm] = []
     seen: dict[str, int] = {}
-    for spec, tok, norm in zip(cfg.tokenizers, toks, norms):
+    for k, (spec, tok, norm) in enumerate(zip(cfg.tokenizers, toks, norms)):
+        if progress:  # a line per tokenizer: encoding a large text takes a while, off a terminal too
+            print(f"probe: encoding {len(train):,} training and {len(held):,} held-out documents with {tok.name} "
+                  f"({k + 1}/{len(toks)})", file=sys.stderr, flush=True)
         name = tok.name
         seen[name] = seen.get(name, 0) + 1
         if seen[name] > 1:
@@ -386,7 +389,7 @@ def run_probe(cfg: ProbeConfig, out: str | Path, *, force: bool = False, progres
             _check_out(out, inputs)  # again, now that no other probe writes there
             work = _work_folder(out, recipe, force)
             with run_lock(work, "probe") if work != out else contextlib.nullcontext():  # OUT's lock after the swap
-                arms = _arms(cfg, train, held, toks, norms)
+                arms = _arms(cfg, train, held, toks, norms, progress)
                 chars = np.array([len(d) for d in held], dtype=np.float64)
                 with Threads(cfg.threads):
                     runs, timings = _train_all(cfg, arms, work, chars, keys, progress)

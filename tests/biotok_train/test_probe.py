@@ -269,6 +269,7 @@ def test_off_a_terminal_a_line_at_least_every_30_s_with_the_cost_up_front(toks, 
     plan = next(i for i, l in enumerate(err) if l.startswith("probe: 2 of 2 runs to train (0 cached)"))
     assert "estimated" in err[plan] and "tokens/s" in err[plan]
     assert plan < min(i for i, l in enumerate(err) if l.startswith("probe/"))
+    assert any(l.startswith("probe: encoding ") and l.endswith("with uni (1/2)") for l in err[:plan])
     for desc in ("probe/uni/seed0", "probe/bpe/seed0", "probe/uni/seed0 scoring"):
         stamps = []
         for l in err:
