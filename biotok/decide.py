@@ -211,6 +211,10 @@ def evidence_files(paths: Iterable[str | Path]) -> list[Path]:
             except OSError as e:
                 raise ConfigError(f"cannot read the evidence folder {p}: {e.strerror or e}") from None
             mine = [q / m for q in subs for m in MARKERS if (q / m).is_file()]
+        if not mine and (p / "report.md").is_file():
+            raise ConfigError(f"{p} is a biotok report: its numbers are not kept as JSON; give `biotok compare ... "
+                              "--json > compare.json` instead, or write the report with --decide-from to put the "
+                              "decision in it")
         if not mine:
             raise ConfigError(f"{p} holds no evidence (no {', '.join(MARKERS)} in it or its subfolders); give a "
                               "folder written by biotok-train ablate or probe, biotok sweep, or a `biotok compare "
@@ -255,7 +259,8 @@ def read_evidence(paths: Iterable[str | Path], config: DecideConfig | None = Non
         try:
             {"ablation": _ablation, "probe": _probe, "sweep": _sweep, "compare": _compare}[kind](ev, d, str(f), cfg)
         except (KeyError, TypeError, ValueError, AttributeError) as e:
-            raise DamagedFileError(f"{f} is damaged ({'an' if kind[0] in 'aeiou' else 'a'} {kind} output without the fields it should have: "
+            article = "an" if kind[0] in "aeiou" else "a"
+            raise DamagedFileError(f"{f} is damaged ({article} {kind} output without the fields it should have: "
                                    f"{type(e).__name__} {e}); give the file a biotok command wrote", f) from None
         ev.sources.append(str(f))
     return ev

@@ -252,6 +252,7 @@ def test_same_evidence_same_bytes(tmp_path):
 @pytest.mark.parametrize("make, error", [
     (lambda p: p / "missing", ConfigError),
     (lambda p: write(p / "empty", "x.txt", {}) and p / "empty", ConfigError),
+    (lambda p: write(p / "rep", "report.md", "# Tokenizer comparison") and p / "rep", ConfigError),
     (lambda p: write(p, "other.json", {"hello": 1}) / "other.json", ConfigError),
     (lambda p: write(p, "vocab-only.json", {"tokenizers": [{"name": "A"}], "vocab": {}}) / "vocab-only.json",
      ConfigError),
