@@ -291,7 +291,8 @@ def test_pairs_all_compares_every_pair_and_reuses_the_runs(toks, texts, tmp_path
     assert [(c["reference_arm"], c["candidate_arm"]) for c in first.comparisons] == [("uni", "bpe"), ("uni", "uni#2")]
     capsys.readouterr()
     r = run_probe(_cfg(three, texts, steps=60, pairs="all"), tmp_path / "p", progress=True)
-    assert "training" not in capsys.readouterr().err  # pairs is analysis only: every run is reused
+    err = capsys.readouterr().err
+    assert "seed 0: training" not in err and "runs to train" not in err  # pairs is analysis only: every run reused
     pairs = [(c["reference_arm"], c["candidate_arm"]) for c in r.comparisons]
     assert pairs == [("uni", "bpe"), ("uni", "uni#2"), ("bpe", "uni#2")]
     assert r.comparisons[:2] == first.comparisons  # the first arm's comparisons are the same numbers
