@@ -313,3 +313,44 @@ class CostConfig:
             raise ConfigError(f"tokens per second must be > 0, not {self.tokens_per_second}")
         check_numbers(self, {"seed": (0, SEED_MAX), **{n: (1, INT32_MAX) for n in (
             "batch_size", "seq_len", "gpus", "hidden_size", "sample_lines")}})
+
+
+# measured by benchmarks/results/gpu/h200-2026-11-27/ablation.json: BERT-small, its arms' positions over the
+# whole run's wall time (a lower bound); tests/test_decide.py recomputes it from that file
+GPU_POSITIONS_PER_S = 49_144_878 / 152.9
+# docs/results/plateau-fr: every BERT-tiny arm left the unigram plateau by step 14,000 of 8 x 128 positions
+PLATEAU_POSITIONS = 14_336_000
+
+
+@dataclass(frozen=True)
+class DecideConfig:
+    """What ``biotok decide`` (:mod:`biotok.decide`) accepts as evidence and how it costs the runs
+    that would settle a question (the CLI reads its defaults from here)."""
+
+    min_seeds: int = 2  # pretraining (ablate) or training (probe) seeds a kept interval needs
+    fertility_tolerance: float = 0.01  # relative fertility gap under which two vocabularies are not told apart
+    seeds_to_settle: int = 3  # pretraining seeds of a run that would settle it
+    plateau_positions: int = PLATEAU_POSITIONS
+    plateau_source: str = "docs/results/plateau-fr"
+    plateau_batch: tuple[int, int] = (8, 128)  # the plateau recipe's sequences x pieces per step
+    continued_positions: int = 1_024_000  # per arm, continued from a base (docs/results/transfer-cpu's budget)
+    continued_batch: tuple[int, int] = (32, 128)  # its sequences x pieces per step
+    min_measured_cpu_s: float = 60.0  # a user's ablation measures the CPU rate only past this much pretraining
+    cpu_positions_per_s: float = 4763.0  # used only when biotok's measured table is missing
+    gpu_positions_per_s: float = GPU_POSITIONS_PER_S
+    gpu_positions_per_arm: int = 49_152_000  # docs/results/ablation-gpu-fr's BERT-small recipe
+    gpu_source: str = "BERT-small on one NVIDIA H200, benchmarks/results/gpu/h200-2026-11-27"
+
+    def __post_init__(self) -> None:
+        if self.min_seeds < 1:
+            raise ConfigError(f"--min-seeds must be >= 1, not {self.min_seeds}")
+        if not 0 <= self.fertility_tolerance < 1:
+            raise ConfigError(f"--fertility-tolerance must be in [0, 1), not {self.fertility_tolerance}")
+        if self.seeds_to_settle < 1:
+            raise ConfigError(f"seeds to settle must be >= 1, not {self.seeds_to_settle}")
+        for name in ("plateau_positions", "continued_positions", "gpu_positions_per_arm"):
+            if getattr(self, name) < 1:
+                raise ConfigError(f"{name.replace('_', ' ')} must be >= 1, not {getattr(self, name)}")
+        for name in ("cpu_positions_per_s", "gpu_positions_per_s"):
+            if not getattr(self, name) > 0:
+                raise ConfigError(f"{name.replace('_', ' ')} must be > 0, not {getattr(self, name)}")

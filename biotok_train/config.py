@@ -322,8 +322,10 @@ class ProbeConfig:
     report_to: str = "auto"  # "tensorboard" | "none" | "auto": OUT/runs/ARM/seedS/tensorboard/ (not in the recipe)
     bf16: bool = True  # bf16 autocast where supported (biotok_train.precision); the recipe says so only when on
     threads: int = 0  # torch CPU threads (torch.set_num_threads) while training; 0: torch's default (not in the recipe)
+    pairs: str = "reference"  # the report compares "reference" (each arm with the first) or "all" (every pair); not in the recipe
 
     def __post_init__(self) -> None:
+        _check(self.pairs in PAIRS, f"--pairs {self.pairs!r}: one of {', '.join(PAIRS)}")
         for name in ("tokenizers", "corpus", "heldout", "seeds"):
             object.__setattr__(self, name, tuple(getattr(self, name)))
         _at_least(self, ("steps", "batch_size", "layers", "hidden", "heads", "n_resamples"), 1)
@@ -349,7 +351,7 @@ class ProbeConfig:
         """What decides a run's result (the tokenizer and the seed aside)."""
         recipe = {k: v for k, v in dataclasses.asdict(self).items()
                   if k not in ("tokenizers", "seeds", "tokens", "n_resamples", "confidence", "corpus", "heldout",
-                               "report_to", "threads")}
+                               "report_to", "threads", "pairs")}
         if not self.bf16:  # fp32: the recipe of every probe written before bf16, so those resume
             recipe.pop("bf16")
         return recipe

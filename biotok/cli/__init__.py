@@ -20,6 +20,7 @@ import click
 from biotok._version import __version__
 from biotok.card import set_command
 from biotok.cli.compare import compare, report
+from biotok.cli.decide import decide
 from biotok.cli.push import push
 from biotok.cli.sweep import cost, sweep
 from biotok.cli.train import count, train
@@ -181,11 +182,12 @@ def main() -> None:
       biotok report tok/ camemberta bert --corpus held_out.txt --out report/
       biotok sweep corpus.txt --sizes 8000,16000,32000 --out sweep/
       biotok cost tok/ camemberta --corpus sample.txt --corpus-size 7GB --tokens-per-second 90000
+      biotok decide compare.json probe/ ablation/ --out decision.html
       biotok push tok/ me/my-tokenizer
     """
 
 
-for _command in (train, count, compare, report, sweep, cost, push):
+for _command in (train, count, compare, report, sweep, cost, decide, push):
     main.add_command(_command)
 
 __all__ = ["BiotokGroup", "Terminated", "main"]

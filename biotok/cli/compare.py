@@ -144,14 +144,17 @@ def compare(tokenizers, corpus, field_name, terms, max_lines, batch_size, exampl
 @_evidence_options
 @click.option("--html/--no-html", default=True, show_default=True,
               help="Also write report.html, the self-contained decision page.")
+@click.option("--decide-from", "decide_from", multiple=True, metavar="PATH",
+              help="Evidence to decide from (ablate, probe or sweep folders, `compare --json` files), with this "
+                   "corpus' fertility: a Decision section at the top of the report (see biotok decide); repeatable.")
 @force_option
 @max_lines_option
 @batch_size_option
 @progress_lines_option
 @tokenizer_options
 @click.pass_context
-def report(ctx, tokenizers, corpus, field_name, out, terms, sentences, entities, terminology, data_dir, html, force,
-           max_lines, batch_size, progress, tokenizers_dir, lowercase):
+def report(ctx, tokenizers, corpus, field_name, out, terms, sentences, entities, terminology, data_dir, html,
+           decide_from, force, max_lines, batch_size, progress, tokenizers_dir, lowercase):
     """Write report.md, report.html and figures comparing tokenizers on a corpus.
 
     report.html is one self-contained page (no network): coloured segmentations of sample
@@ -167,12 +170,13 @@ def report(ctx, tokenizers, corpus, field_name, out, terms, sentences, entities,
       biotok report camemberta camembertv2 barthez --corpus notes.txt --out report/
       biotok report bert camemberta tok/ --corpus held_out.txt --entities quaero --terminology cim10 --out r/
       biotok report tok/ drbert --corpus held_out.jsonl --field text --terms terms.txt --out rep/ --force
+      biotok report tok/ camemberta --corpus held_out.txt --decide-from probe/ --decide-from ablation/ --out r/
     """
     # lazy: numpy and matplotlib (biotok.report, biotok.terminology) stay out of the CLI's start-up
     from biotok.report import build_report
     from biotok.terminology import read_terms_file
 
-    inputs = [*corpus, *(t for t in tokenizers if Path(t).exists())]  # never replaced by --force
+    inputs = [*corpus, *(t for t in tokenizers if Path(t).exists()), *decide_from]  # never replaced by --force
     check_writable(out, force, inputs)  # before loading tokenizers (which may download)
     term_pairs = read_terms_file(terms) if terms is not None else None
     given = _read_sentences(sentences) if sentences is not None else []
@@ -180,7 +184,7 @@ def report(ctx, tokenizers, corpus, field_name, out, terms, sentences, entities,
     rep = build_report(toks, iter_lines(list(corpus), field_name), out, force=force, inputs=inputs,
                        corpus_label=", ".join(corpus), terms=term_pairs, sentences=given, entities=entities,
                        terminology=terminology, data_dir=data_dir, html=html, command=_command_line(ctx),
-                       batch_size=batch_size, progress=progress, max_lines=max_lines)
+                       batch_size=batch_size, progress=progress, max_lines=max_lines, decide_from=decide_from)
     page = f" and {rep.html}" if rep.html else ""
     click.echo(f"report written to {rep.markdown}{page} ({len(rep.figures)} figures)")
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Sequence
 
+from biotok.decide import decide_with, read_evidence
 from biotok.errors import CorpusError
 from biotok.evidence import Evidence, collect_evidence
 from biotok.evidence.collect import evidence_phases
@@ -58,6 +59,7 @@ def build_report(
     html: bool = True,
     command: str = "",
     sample_sentences: int = 6,
+    decide_from: Sequence[str | os.PathLike[str]] = (),
     **compare_kwargs,
 ) -> Report:
     """Measure, draw and write report.md + figures (+ report.html) into ``out`` (atomically renamed
@@ -66,11 +68,14 @@ def build_report(
     ``inputs``: the files ``lines`` come from, which ``out`` may never replace. ``terms``: (term,
     category) pairs to segment; ``sentences``: shown on the page after ``sample_sentences`` lines
     picked from the corpus; ``entities``/``terminology``: see :func:`biotok.evidence.collect_evidence`
-    (numbers and units are always measured); ``command``: the command line, for the page.
+    (numbers and units are always measured); ``command``: the command line, for the page;
+    ``decide_from``: evidence folders (:func:`biotok.decide.decide`), decided with this corpus'
+    fertility: a "Decision" section at the top of report.md and report.html.
     """
     out = Path(out)
     inputs = list(inputs)
     check_writable(out, force, inputs, marker=MARKER)  # fail before the measurement, not after
+    evidence = read_evidence(decide_from) if decide_from else None  # a bad folder fails before the measurement too
     # each part shows as it runs (a bar on a terminal, a line per part off it) with --progress
     names = [*evidence_phases(entities, terminology, terms), "corpus", "figures", "report.md",
              *(["report.html"] if html else [])]
@@ -85,16 +90,19 @@ def build_report(
             raise CorpusError(f"no words in corpus {corpus_label}")
         vocabs = [as_vocab(t) for t in tokenizers]
         table = segment_terms(tokenizers, terms) if terms else None
+        decision = decide_with(evidence, cmp.as_dict(), corpus_label) if evidence is not None else None
         with atomic_directory(out, force, inputs, marker=MARKER) as tmp:
             with phases.run("figures"):
                 figs = report_figures(cmp, vocabs, tmp)
             with phases.run("report.md"):
                 write_markdown(tmp / "report.md", cmp, vocabs, figs, corpus_label, table, ev, html)
+                _put_decision(tmp / "report.md", decision, "\n\n", lambda d: d.markdown(level=2))
             if html:
                 with phases.run("report.html"):
                     _write_html(tmp / "report.html", tokenizers, cmp, vocabs, figs, corpus_label, terms, ev,
                                 [(s, "corpus") for s in picker.picked] + [(s, "given") for s in sentences], command,
                                 inputs)
+                    _put_decision(tmp / "report.html", decision, '<main class="wrap">', lambda d: d.html_section())
     return Report(out, out / "report.md", tuple(out / f.name for f in figs), cmp,
                   out / "report.html" if html else None, ev)
 
@@ -113,6 +121,15 @@ def _write_html(path: Path, tokenizers: Sequence[BiotokTokenizer], cmp: Comparis
         command=command, inputs=_provenance(corpus_label, inputs, terms, sentences, ev),
     )
     write_html(page, path)
+
+
+def _put_decision(path: Path, decision, after: str, render) -> None:
+    """The decision section right after the first ``after`` of the file (the title, the page's start)."""
+    if decision is None:
+        return
+    text = path.read_text(encoding="utf-8")
+    at = text.index(after) + len(after)
+    path.write_text(text[:at] + render(decision) + ("\n" if after == "\n\n" else "") + text[at:], encoding="utf-8")
 
 
 def _provenance(corpus_label: str, inputs: Sequence, terms: Sequence[tuple[str, str]] | None,

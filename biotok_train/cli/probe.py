@@ -11,7 +11,7 @@ import click
 from biotok.cli.options import GreedyOption, default_of, field_option, force_option, quiet_option
 from biotok.errors import ConfigError
 from biotok_train.cli.options import report_to_option
-from biotok_train.config import ProbeConfig
+from biotok_train.config import PAIRS, ProbeConfig
 
 
 def _d(name: str):
@@ -47,6 +47,8 @@ def _d(name: str):
 @click.option("--threads", type=int, default=_d("threads"), show_default=True,
               help="torch CPU threads while training; 0: torch's default. The thread count moves bits per "
                    "character in their last digits: pin it (e.g. 1) for byte-identical results across machines.")
+@click.option("--pairs", type=click.Choice(PAIRS), default=_d("pairs"), show_default=True,
+              help="Compare each arm with the first (reference) or every pair of arms (all).")
 @report_to_option
 @click.option("--out", required=True, type=click.Path(path_type=str),
               help="Output folder (rerunning the same command resumes it).")
@@ -57,7 +59,9 @@ def probe_cmd(tokenizers, corpus, heldout, steps, tokens, seeds, out, force, qui
 
     Every arm gets the same model shape, training tokens and seeds; each is scored on the
     held-out text in bits per character, against its unigram floor and (paired bootstrap over
-    held-out documents) against the first tokenizer. Writes probe.md, probe.json, probe.png and
+    held-out documents) against the first tokenizer, or every pair with --pairs all. Off a
+    terminal it logs a line at least every 30 s ($BIOTOK_PROGRESS_SECONDS) with an ETA from the
+    measured rate, and before training it prints the estimated time of the whole probe. Writes probe.md, probe.json, probe.png and
     timings.json to --out; finished runs are cached there and skipped on a rerun. One probe at a
     time writes an --out; --force builds the new probe beside it and replaces it only once complete.
 

@@ -53,9 +53,11 @@ def _blocks(stream: np.ndarray, seq_len: int) -> np.ndarray:
     return stream[: n * seq_len].reshape(n, seq_len)
 
 
-def train(model, stream: np.ndarray, cfg: ProbeConfig, seed: int) -> TrainStats:
+def train(model, stream: np.ndarray, cfg: ProbeConfig, seed: int, progress=None) -> TrainStats:
     """``cfg.steps`` AdamW steps over batches of ``cfg.batch_size`` blocks of ``cfg.seq_len``
-    tokens; the blocks are visited in a fresh seeded order each pass over the stream."""
+    tokens; the blocks are visited in a fresh seeded order each pass over the stream.
+    ``progress``: a :class:`biotok.progress.Progress` of the steps (a bar, or a line every 30 s
+    off a terminal with the latest logged loss), or None."""
     from biotok_train.optim import build, clip_and_step
 
     blocks = _blocks(stream, cfg.seq_len)
@@ -82,6 +84,10 @@ def train(model, stream: np.ndarray, cfg: ProbeConfig, seed: int) -> TrainStats:
         if (step + 1) % every == 0 or step + 1 == cfg.steps:
             curve.append(((step + 1) * cfg.batch_size * cfg.seq_len, float(torch.stack(window).mean())))
             window = []
+            if progress is not None:
+                progress.set(loss=round(curve[-1][1], 4))
+        if progress is not None:
+            progress.update(1)
     model.eval()
     tokens = cfg.steps * cfg.batch_size * cfg.seq_len
     return TrainStats(tokens=tokens, epochs=tokens / (len(blocks) * cfg.seq_len), curve=curve,
@@ -106,11 +112,12 @@ def windows(n: int, length: int) -> list[tuple[int, int, int]]:
 
 
 @torch.no_grad()
-def doc_bits(model, docs: Sequence[np.ndarray], boundary: int, seq_len: int, bf16: bool | None = None) -> np.ndarray:
+def doc_bits(model, docs: Sequence[np.ndarray], boundary: int, seq_len: int, bf16: bool | None = None,
+             progress=None) -> np.ndarray:
     """Each document's negative log-likelihood of its pieces in bits, given the boundary id before
     it (windows of ``seq_len`` ids; longer documents are scored with a sliding window). ``bf16``
     None: the model's own setting (:func:`build_model`), autocast where supported; the
-    log-softmax is fp32 either way."""
+    log-softmax is fp32 either way. ``progress``: a callable ``(batches done, batches)``, or None."""
     bf16 = getattr(model, "biotok_bf16", False) if bf16 is None else bf16
     jobs: list[tuple[int, np.ndarray, int]] = []  # (doc, window ids, first scored position in the window)
     for i, d in enumerate(docs):
@@ -134,6 +141,8 @@ def doc_bits(model, docs: Sequence[np.ndarray], boundary: int, seq_len: int, bf1
         nll = -logp[:, :-1].gather(-1, x[:, 1:, None]).squeeze(-1).double()
         for r, (doc, w, first) in enumerate(chunk):
             bits[doc] += float(nll[r, first - 1:len(w) - 1].sum()) / math.log(2)
+        if progress is not None:
+            progress(start // EVAL_BATCH + 1, -(-len(jobs) // EVAL_BATCH))
     return bits
 
 

@@ -64,6 +64,8 @@ def command(cfg: ProbeConfig, out: str | Path = "OUT") -> str:
         parts.append("--fair")
     if cfg.threads:
         parts += ["--threads", str(cfg.threads)]
+    if cfg.pairs != defaults.pairs:
+        parts += ["--pairs", cfg.pairs]
     parts += ["--out", str(out)]
     return " ".join(shlex.quote(p) for p in parts)
 
@@ -111,10 +113,11 @@ def build_report(cfg: ProbeConfig, arms, runs: dict, chars: np.ndarray, train_ch
                       "bits_per_char": [float(v) / math.log(2) / chars_per_token for v in curve]},
         })
     comparisons = []
-    ref = arms[0].name
-    for arm in arms[1:]:
-        b = _bootstrap(cfg, per_seed[ref], per_seed[arm.name], "bits/char")
-        comparisons.append({"reference_arm": ref, "candidate_arm": arm.name, **b.to_dict()})
+    pairs = ([(a, b) for i, a in enumerate(arms) for b in arms[i + 1:]] if cfg.pairs == "all"
+             else [(arms[0], b) for b in arms[1:]])
+    for ref_arm, arm in pairs:
+        b = _bootstrap(cfg, per_seed[ref_arm.name], per_seed[arm.name], "bits/char")
+        comparisons.append({"reference_arm": ref_arm.name, "candidate_arm": arm.name, **b.to_dict()})
     norms = {a.name: a.norm for a in arms}
     notes = _notes(cfg, norms, rows, fair)
     setup = {
@@ -185,7 +188,8 @@ def format_markdown(report: ProbeReport) -> str:
     lines += ["| arm | vocab | normalization | bits/char (mean ± std over seeds) | unigram floor | vs floor [CI] | "
               "Δ vs " + report.arms[0]["name"] + " [CI] | pieces/char | [UNK] | decodes back | training chars seen |",
               "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
-    by_name = {c["candidate_arm"]: c for c in report.comparisons}
+    first = report.arms[0]["name"]
+    by_name = {c["candidate_arm"]: c for c in report.comparisons if c["reference_arm"] == first}
     for r in report.arms:
         v = r["versus_floor"]
         c = by_name.get(r["name"])

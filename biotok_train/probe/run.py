@@ -131,10 +131,13 @@ def _work_folder(out: Path, recipe: dict, force: bool) -> Path:
 
 
 def _arms(cfg: ProbeConfig, train: list[str], held: list[str], toks: list[BiotokTokenizer],
-          norms: list[D.Normalization]) -> list[Arm]:
+          norms: list[D.Normalization], progress: bool = False) -> list[Arm]:
     arms: list[Arm] = []
     seen: dict[str, int] = {}
-    for spec, tok, norm in zip(cfg.tokenizers, toks, norms):
+    for k, (spec, tok, norm) in enumerate(zip(cfg.tokenizers, toks, norms)):
+        if progress:  # a line per tokenizer: encoding a large text takes a while, off a terminal too
+            print(f"probe: encoding {len(train):,} training and {len(held):,} held-out documents with {tok.name} "
+                  f"({k + 1}/{len(toks)})", file=sys.stderr, flush=True)
         name = tok.name
         seen[name] = seen.get(name, 0) + 1
         if seen[name] > 1:
@@ -182,10 +185,12 @@ def _cached(path: Path, key: str, recipe_sha256: str, n_held: int) -> dict | Non
 
 def _run_one(cfg: ProbeConfig, arm: Arm, seed: int, path: Path, progress: bool, keys: tuple[str, str]) -> dict:
     """Train and score one model, or read the cached result (``keys``: the run's content key and
-    the recipe's digest)."""
+    the recipe's digest). ``progress``: a bar on a terminal, else a line every 30 s (training
+    steps, then scoring batches; :class:`biotok.progress.Progress`)."""
     cached = _cached(path, keys[0], keys[1], len(arm.held_docs))
     if cached is not None:
         return cached
+    from biotok.progress import Progress  # lazy: with the model side, only when a run is trained
     from biotok_train.probe.model import build_model, doc_bits, train
 
     if progress:
@@ -193,14 +198,26 @@ def _run_one(cfg: ProbeConfig, arm: Arm, seed: int, path: Path, progress: bool, 
     from biotok_train.hf_models import quiet_transformers
 
     boundary = arm.vocab - 1
+    scoring: list[Progress] = []
+
+    def scored(done: int, total: int) -> None:
+        if not scoring:
+            scoring.append(Progress(total, f"probe/{arm.name}/seed{seed} scoring", unit="batch", enabled=progress))
+        scoring[0].update(done - scoring[0].n)
+
     with quiet_transformers():
         model = build_model(cfg, arm.vocab, seed)
         try:
-            stats = train(model, D.stream(arm.train_docs, boundary), cfg, seed)
+            with Progress(cfg.steps, f"probe/{arm.name}/seed{seed}", enabled=progress) as bar:
+                stats = train(model, D.stream(arm.train_docs, boundary), cfg, seed, progress=bar)
         except ValueError as e:
             raise ConfigError(f"{arm.name}: {e}; give more training text or lower --batch-size / --seq-len") from None
         wall, cpu = time.perf_counter(), time.process_time()
-        bits = doc_bits(model, arm.held_docs, boundary, cfg.seq_len)
+        try:
+            bits = doc_bits(model, arm.held_docs, boundary, cfg.seq_len, progress=scored)
+        finally:
+            for bar in scoring:
+                bar.close()
     result = {
         "format": FORMAT, "key": keys[0], "recipe_sha256": keys[1], "tokenizer": arm.name,
         "fingerprint": arm.tok.fingerprint, "seed": seed,
@@ -258,17 +275,87 @@ def _train_all(cfg: ProbeConfig, arms: list[Arm], work: Path, chars: np.ndarray,
     runs: dict[str, dict[int, dict]] = {}
     timings_file = work / "timings.json"
     timings = _read_timings(timings_file)
+    todo = [(arm, seed) for arm in arms for seed in cfg.seeds
+            if _cached(work / "runs" / arm.key / f"seed{seed}.json", _run_key(arm, seed, keys[0]), keys[1],
+                       len(arm.held_docs)) is None]
+    eta = Eta(cfg, len(todo), len(arms) * len(cfg.seeds), [t for t in timings.values() if isinstance(t, dict)])
+    if progress and todo:
+        print(eta.plan(), file=sys.stderr, flush=True)
     try:
         for arm in arms:
             for seed in cfg.seeds:
+                fresh = (arm, seed) in todo
                 r = _run_one(cfg, arm, seed, work / "runs" / arm.key / f"seed{seed}.json", progress,
                              (_run_key(arm, seed, keys[0]), keys[1]))
                 _write_events(cfg, work / "runs" / arm.key / f"seed{seed}", r, chars)
                 runs.setdefault(arm.name, {})[seed] = r
                 timings[f"{arm.name}/seed{seed}"] = r["time"]
+                if fresh:
+                    eta.done(r["time"])
+                    if progress:
+                        print(eta.line(), file=sys.stderr, flush=True)
     finally:
         _write_json(timings_file, dict(sorted(timings.items())))
     return runs, timings
+
+
+class Eta:
+    """The probe's cost up front and its ETA: ``todo`` runs of ``cfg.tokens_per_arm`` training
+    tokens each, at the training rate measured by the runs done (this probe's, then earlier ones'
+    in ``timings``), else biotok's measured CPU table (``biotok/data/pretrain_throughput.json``:
+    BERT-tiny MLM, a model of about the probe's size); scoring time from measured runs only."""
+
+    def __init__(self, cfg: ProbeConfig, todo: int, runs: int, timings: Sequence[dict]) -> None:
+        self.cfg, self.todo, self.runs, self.finished = cfg, todo, runs, 0
+        self.measured = [t for t in timings if all(isinstance(t.get(k), (int, float)) for k in _TIMES)]
+        self.start = time.perf_counter()
+
+    def _rates(self) -> tuple[float | None, float | None, str]:
+        """(training tokens per second, scoring seconds per run, where they come from)."""
+        if self.measured:
+            wall = sum(t["train_wall_s"] for t in self.measured)
+            rate = self.cfg.tokens_per_arm * len(self.measured) / wall if wall > 0 else None
+            score = sum(t["eval_wall_s"] for t in self.measured) / len(self.measured)
+            return rate, score, f"measured on {len(self.measured)} run{'s' if len(self.measured) != 1 else ''} here"
+        from biotok.cost import default_throughput  # lazy: only before any run is measured
+
+        t = default_throughput()
+        if t is None:
+            return None, None, "no measured rate"
+        return t.tokens_per_second, None, f"biotok's CPU rate {t.source}"
+
+    def remaining_s(self) -> float | None:
+        rate, score, _ = self._rates()
+        if rate is None:
+            return None
+        return (self.todo - self.finished) * (self.cfg.tokens_per_arm / rate + (score or 0.0))
+
+    def plan(self) -> str:
+        """The estimate before the long part."""
+        from biotok.progress import duration  # lazy: as the other progress imports
+
+        rate, score, source = self._rates()
+        head = (f"probe: {self.todo} of {self.runs} runs to train ({self.runs - self.todo} cached), "
+                f"{self.cfg.tokens_per_arm:,} tokens each")
+        if rate is None:
+            return head + "; no measured rate to estimate the time from"
+        what = "training and scoring" if score is not None else "training only (scoring not yet measured)"
+        return (f"{head}: estimated {duration(self.remaining_s())} on this machine, {what}, at {rate:,.0f} tokens/s "
+                f"({source})")
+
+    def done(self, t: dict) -> None:
+        self.finished += 1
+        self.measured.append(t)
+
+    def line(self) -> str:
+        """After each run: runs done, elapsed, the ETA from the measured rates."""
+        from biotok.progress import duration  # lazy: as the other progress imports
+
+        rate, score, _ = self._rates()
+        left = self.remaining_s()
+        return (f"probe: {self.finished} of {self.todo} runs done, elapsed {duration(time.perf_counter() - self.start)}"
+                + (f", ETA {duration(left)} (training {rate:,.0f} tokens/s, scoring {score:.0f} s a run, measured)"
+                   if left is not None and self.finished < self.todo else ""))
 
 
 def run_probe(cfg: ProbeConfig, out: str | Path, *, force: bool = False, progress: bool = True):
@@ -302,7 +389,7 @@ def run_probe(cfg: ProbeConfig, out: str | Path, *, force: bool = False, progres
             _check_out(out, inputs)  # again, now that no other probe writes there
             work = _work_folder(out, recipe, force)
             with run_lock(work, "probe") if work != out else contextlib.nullcontext():  # OUT's lock after the swap
-                arms = _arms(cfg, train, held, toks, norms)
+                arms = _arms(cfg, train, held, toks, norms, progress)
                 chars = np.array([len(d) for d in held], dtype=np.float64)
                 with Threads(cfg.threads):
                     runs, timings = _train_all(cfg, arms, work, chars, keys, progress)

@@ -244,3 +244,60 @@ def test_publish_copies_each_mode_and_writes_the_readme(tmp_path):
     assert sorted(p.name for p in (dest / "fair").iterdir()) == sorted(PUBLISHED_FILES)
     assert (dest / "fair" / "probe.png").read_bytes() == (src / "fair" / "probe.png").read_bytes()
     assert (dest / "README.md").read_text(encoding="utf-8") == "# README\n" and not (dest / "raw").exists()
+
+
+def test_off_a_terminal_a_line_at_least_every_30_s_with_the_cost_up_front(toks, texts, tmp_path, monkeypatch, capsys):
+    """Off a terminal (captured stderr) the probe announces its estimated time before training,
+    then logs each run's steps and scoring at most 30 s apart (a fake clock: 5 s per reading),
+    and an ETA after each run."""
+    import re
+    import types
+
+    import biotok.progress
+    from biotok_train.probe import run_probe
+
+    clock = [0.0]
+
+    def tick() -> float:
+        clock[0] += 5.0
+        return clock[0]
+
+    monkeypatch.setattr(biotok.progress, "time", types.SimpleNamespace(perf_counter=tick))
+    monkeypatch.delenv("BIOTOK_PROGRESS_SECONDS", raising=False)
+    run_probe(_cfg(toks, texts, steps=60), tmp_path / "p", progress=True)
+    err = capsys.readouterr().err.splitlines()
+    plan = next(i for i, l in enumerate(err) if l.startswith("probe: 2 of 2 runs to train (0 cached)"))
+    assert "estimated" in err[plan] and "tokens/s" in err[plan]
+    assert plan < min(i for i, l in enumerate(err) if l.startswith("probe/"))
+    assert any(l.startswith("probe: encoding ") and l.endswith("with uni (1/2)") for l in err[:plan])
+    for desc in ("probe/uni/seed0", "probe/bpe/seed0", "probe/uni/seed0 scoring"):
+        stamps = []
+        for l in err:
+            m = re.match(re.escape(desc) + r": .*elapsed (\d+):(\d\d):(\d\d)", l)
+            if m:
+                h, mi, s = map(int, m.groups())
+                stamps.append(3600 * h + 60 * mi + s)
+        assert len(stamps) >= 2, desc
+        assert all(0 < b - a <= 30 for a, b in zip(stamps, stamps[1:])), (desc, stamps)
+    assert any(l.startswith("probe: 1 of 2 runs done") and "ETA" in l for l in err)
+    assert any(re.search(r"probe/uni/seed0: step 60/60 .*loss \d", l) for l in err)
+
+
+def test_pairs_all_compares_every_pair_and_reuses_the_runs(toks, texts, tmp_path, capsys):
+    from biotok_train.probe import run_probe
+
+    three = (toks[0], toks[1], toks[0])  # the third arm is named uni#2
+    first = run_probe(_cfg(three, texts, steps=60), tmp_path / "p", progress=False)
+    assert [(c["reference_arm"], c["candidate_arm"]) for c in first.comparisons] == [("uni", "bpe"), ("uni", "uni#2")]
+    capsys.readouterr()
+    r = run_probe(_cfg(three, texts, steps=60, pairs="all"), tmp_path / "p", progress=True)
+    err = capsys.readouterr().err
+    assert "seed 0: training" not in err and "runs to train" not in err  # pairs is analysis only: every run reused
+    pairs = [(c["reference_arm"], c["candidate_arm"]) for c in r.comparisons]
+    assert pairs == [("uni", "bpe"), ("uni", "uni#2"), ("bpe", "uni#2")]
+    assert r.comparisons[:2] == first.comparisons  # the first arm's comparisons are the same numbers
+    saved = json.loads((tmp_path / "p" / "probe.json").read_text(encoding="utf-8"))
+    assert set(saved) == {"setup", "arms", "comparisons", "notes", "verdicts", "command", "versions"}
+    assert "--pairs all" in saved["command"] and len(saved["comparisons"]) == 3
+    assert any(v.startswith("uni#2 is ") and v.endswith("held-out documents).") and " bpe: " in v
+               for v in saved["verdicts"])
