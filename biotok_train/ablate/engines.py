@@ -24,6 +24,7 @@ import time
 from typing import Any, Callable, Mapping, Optional, Sequence
 
 from biotok.errors import ConfigError, OutputWriteError, Terminated
+from biotok.pipes import keep_safe_std_streams
 from biotok.spawning import end_broken_pool, exit_with_parent, spawn_context
 from biotok_train.ablate.graph import DONE, FAILED, SKIPPED, Job, Outcome, execute, pending
 from biotok_train.config import EngineConfig
@@ -300,6 +301,7 @@ def _worker_start(threads: int, driver: int) -> None:
     """A pool worker: ``threads`` torch threads; Ctrl-C is the driver's to handle (it stops the
     workers with SIGTERM, which a pretraining turns into a checkpoint); and it dies with the driver."""
     set_threads(threads)
+    keep_safe_std_streams()  # the driver's stderr closed (| head): a job's progress line never fails it
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # a pretraining listens again while it runs (loop._Stop)
     exit_with_parent(driver, every=0.5)
 

@@ -14,16 +14,8 @@ SMALL = ("--batch-size", "2", "--seq-len", "16", "--layers", "1", "--hidden", "1
 
 
 @pytest.fixture(scope="module")
-def inputs(tmp_path_factory, sample_lines):
-    from biotok.cli import main as biotok_main
-
-    base = tmp_path_factory.mktemp("threads")
-    (base / "c.txt").write_text("\n".join(sample_lines[:40]) + "\n", encoding="utf-8")
-    (base / "h.txt").write_text("\n".join(sample_lines[-8:]) + "\n", encoding="utf-8")
-    r = CliRunner().invoke(biotok_main, ["train", str(base / "c.txt"), "--algo", "wordpiece", "--vocab-size", "300",
-                                         "--out", str(base / "tok"), "-q"])
-    assert r.exit_code == 0, r.output
-    return base
+def inputs(rel_base):
+    return rel_base
 
 
 def test_probe_threads_1024_is_capped_to_the_cores_with_one_warning(tmp_path, inputs):
