@@ -56,7 +56,7 @@ def push(folder: Path, repo: str, private: bool | None, message: str | None) -> 
     """
     from biotok.hub import push_folder  # lazy: huggingface_hub only when pushing
 
-    pushed = push_folder(folder, repo, private=private, message=message)
+    pushed = push_folder(folder, repo, private=private, message=message, given_as="REPO")
     click.echo(f"pushed {len(pushed.files)} files of {folder} to {pushed.url} (commit {pushed.commit[:12]})")
 
 
