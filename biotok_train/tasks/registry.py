@@ -183,6 +183,30 @@ def load(source: str | os.PathLike[str] | TaskSpec | Files, corpora: PathLike | 
     written or replaced while it was read: one DataError): what
     :func:`biotok_train.ablate.keys.task_key` hashes, so a key is never of other bytes than those used.
     """
+    try:
+        return _load(source, corpora, cache, task_type, labels, name)
+    except OSError as e:  # an unreadable task file or folder: an input, named as the user gave it
+        from biotok.output import os_error_message  # lazy: one use
+
+        root = _cache_or_none(cache)
+        if e.filename is not None and root is not None and Path(os.fsdecode(e.filename)).absolute().is_relative_to(
+                Path(root).absolute()):
+            raise  # writing the cache of rebuilt data: an output's error, said as such
+
+        shown = e.filename if e.filename is not None else source
+        raise DataError(f"task {_shown(source)}: {os_error_message(e, shown, action='read')}") from None
+
+
+def _shown(source) -> str:
+    if isinstance(source, TaskSpec):
+        return source.name
+    if isinstance(source, (tuple, list)):
+        return " ".join(str(s) for s in source)
+    return str(source)
+
+
+def _load(source, corpora, cache, task_type, labels, name) -> TaskData:
+    """:func:`load` itself (its OSErrors said by it as an input's)."""
     if isinstance(source, (tuple, list)):
         with recording(list(source)) as reads:
             data = _load_files(list(source), task_type, labels, name)

@@ -40,3 +40,25 @@ def test_threads_and_workers_above_the_cores_are_capped(caplog):
     assert torch.get_num_threads() == before
     assert capped(cores + 9, "workers") == cores
     assert capped(0, "workers") == 0 and capped(1, "workers") == 1
+
+
+def test_a_stopped_staging_folder_is_removed_unless_it_holds_finished_runs(tmp_path, caplog):
+    """Issue 46, item 8 (the unit under probe --force): nothing hidden is left for nothing."""
+    import logging
+
+    from biotok.output import settle_staging
+
+    empty = tmp_path / ".p.probe-next"
+    (empty / "runs" / "arm").mkdir(parents=True)
+    (empty / "probe-config.json").write_text("{}", encoding="utf-8")
+    settle_staging(empty, "runs/*/seed*.json")
+    assert not empty.exists()
+
+    kept = tmp_path / ".q.probe-next"
+    (kept / "runs" / "arm").mkdir(parents=True)
+    (kept / "runs" / "arm" / "seed0.json").write_text("{}", encoding="utf-8")
+    with caplog.at_level(logging.WARNING):
+        settle_staging(kept, "runs/*/seed*.json")
+    assert kept.is_dir()
+    assert [r.getMessage() for r in caplog.records if ".q.probe-next" in r.getMessage()][0].endswith(
+        "the same command continues from it (remove it to discard)")

@@ -118,3 +118,31 @@ def test_a_record_not_made_of_its_keys_bytes_is_made_again(tmp_path):
         write_json(record_path(tmp_path, j.key), {"key": j.key, "inputs": keys[j.key],
                                                   "result": {"score": 0.5, **made[j.key]}})
     assert sorted(pending(tmp_path, plan, keys)) == ["named-old", "user-new"]
+
+
+def test_an_unreadable_task_folder_is_said_as_an_input(tmp_path, rel_base, monkeypatch):
+    """Issue 46, item 7: the line names the task as typed and gives an input's advice, not an output's."""
+    import errno
+
+    from biotok_train.tasks import ner
+
+    task, out = _bio(tmp_path / "task", test_sentences=2), tmp_path / "abl"
+
+    def unreadable(path):  # what a folder without read permission gives a non-root user
+        raise PermissionError(errno.EACCES, "Permission denied", str(task))
+
+    monkeypatch.setattr(ner, "load_path", unreadable)
+    line = assert_contract(_ablate(rel_base, task, out), PROG, task, "permission denied")
+    assert "output" not in line and "readable" in line
+    assert not out.exists()
+
+
+def test_os_error_advice_follows_what_was_done():
+    import errno
+
+    from biotok.output import os_error_message
+
+    e = PermissionError(errno.EACCES, "Permission denied", "x")
+    assert "output folder you may write to" in os_error_message(e, "out", action="write")
+    assert "output" not in os_error_message(e, "task", action="read")
+    assert "an input" in os_error_message(e, "x", action="read or write")
