@@ -178,7 +178,7 @@ def _download(alias: Alias, base: Path | None) -> Path:
     # lazy: huggingface_hub's client (requests, 100+ ms) only when a tokenizer is downloaded
     from huggingface_hub import HfApi, hf_hub_download
 
-    from biotok.hub import endpoint, timed_out, with_deadline, within  # lazy: as above
+    from biotok.hubclient import endpoint, timed_out, with_deadline, within  # lazy: as above
 
     timeout = with_deadline()  # every call bounded (biotok.hub.hub_timeout)
     try:
