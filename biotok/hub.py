@@ -146,5 +146,5 @@ def _why(e: Exception, repo_id: str, timeout: float = DEFAULT_TIMEOUT) -> str:
     return f"pushing to {repo_id} on {where} failed: {type(e).__name__}: {first}"
 
 
-__all__ = ["DEFAULT_TIMEOUT", "EXCLUDED", "HubError", "Pushed", "TIMEOUT_ENV", "check_push", "endpoint", "files_to_push",
-           "hub_card", "hub_timeout", "push_folder", "timed_out", "with_deadline", "within"]
+__all__ = ["DEFAULT_TIMEOUT", "EXCLUDED", "HubError", "Pushed", "TIMEOUT_ENV", "check_push", "endpoint",
+           "files_to_push", "hub_card", "hub_timeout", "push_folder", "timed_out", "with_deadline", "within"]

@@ -126,4 +126,5 @@ def precision_key() -> str:
     return f"{device.type}:{'bf16' if bf16_supported(device) else 'fp32'}"
 
 
-__all__ = ["corpus_key", "files_sha256", "fingerprints", "keep_tasks", "model_key", "finetune_settings", "precision_key", "task_identity", "task_key"]
+__all__ = ["corpus_key", "files_sha256", "fingerprints", "keep_tasks", "model_key", "finetune_settings", "precision_key",
+           "task_identity", "task_key"]
