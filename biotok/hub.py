@@ -18,6 +18,7 @@ from pathlib import Path
 
 from biotok.card import CARD
 from biotok.errors import BiotokError, ConfigError
+from biotok.hubclient import DEFAULT_TIMEOUT, TIMEOUT_ENV, endpoint, hub_timeout, timed_out, with_deadline, within
 
 #: folder entries that never go up: the training state, hidden and temporary files
 EXCLUDED = ("checkpoint/", ".")
@@ -38,14 +39,10 @@ class Pushed:
     files: tuple[str, ...]
 
 
-def endpoint() -> str:
-    """The Hub's address: $HF_ENDPOINT (a mirror, a private Hub), else huggingface.co."""
-    return (os.environ.get("HF_ENDPOINT") or "https://huggingface.co").rstrip("/")
-
-
-def check_push(repo_id: str, token: str | None = None) -> str:
+def check_push(repo_id: str, token: str | None = None, given_as: str = "--push-to-hub") -> str:
     """Before any work: ``repo_id`` is a valid repository name and a token is available (returned);
-    the network is only used by :func:`push_folder`."""
+    the network is only used by :func:`push_folder`. ``given_as``: how the user gave it (the
+    option, or REPO of ``biotok push``), named in the error line."""
     # lazy: huggingface_hub's client (httpx, 100+ ms) only when a push is asked for
     from huggingface_hub import get_token
     from huggingface_hub.utils import HFValidationError, validate_repo_id
@@ -53,7 +50,7 @@ def check_push(repo_id: str, token: str | None = None) -> str:
     try:
         validate_repo_id(repo_id)
     except HFValidationError as e:
-        raise ConfigError(f"--push-to-hub {repo_id!r} is not a Hub repository name (owner/name): "
+        raise ConfigError(f"{given_as} {repo_id!r} is not a Hub repository name (owner/name): "
                           f"{str(e).splitlines()[0]}") from None
     token = token or get_token()
     if not token:
@@ -98,13 +95,15 @@ def hub_card(text: str, folder: str | os.PathLike[str], repo_id: str) -> str:
 
 
 def push_folder(folder: str | os.PathLike[str], repo_id: str, *, private: bool | None = None,
-                token: str | None = None, message: str | None = None) -> Pushed:
+                token: str | None = None, message: str | None = None, given_as: str = "--push-to-hub") -> Pushed:
     """Create ``repo_id`` on the Hub if needed (a model repository; ``private`` for a new one) and
-    commit the folder's files (:func:`files_to_push`) in one commit, its card rewritten for the Hub."""
+    commit the folder's files (:func:`files_to_push`) in one commit, its card rewritten for the Hub.
+    Every call has a deadline (:func:`hub_timeout`); the folder is only read."""
     folder = Path(folder)
     if not folder.is_dir():
         raise ConfigError(f"cannot push {folder}: not a folder")
-    token = check_push(repo_id, token)
+    token = check_push(repo_id, token, given_as)
+    timeout = with_deadline()
     names = files_to_push(folder)
     if not names:
         raise ConfigError(f"cannot push {folder}: it holds no file")
@@ -122,14 +121,17 @@ def push_folder(folder: str | os.PathLike[str], repo_id: str, *, private: bool |
         url = api.create_repo(repo_id, private=private, exist_ok=True)
         info = api.create_commit(repo_id, ops, commit_message=message or f"Upload {folder.name} with biotok")
     except Exception as e:  # noqa: BLE001 - every Hub or network failure becomes one line
-        raise HubError(_why(e, repo_id)) from None
+        raise HubError(_why(e, repo_id, timeout)) from None
     return Pushed(repo_id, str(url), str(getattr(info, "oid", "") or ""), tuple(names))
 
 
-def _why(e: Exception, repo_id: str) -> str:
-    """One line for a failed push: no network, a refused token, or the Hub's own message."""
+def _why(e: Exception, repo_id: str, timeout: float = DEFAULT_TIMEOUT) -> str:
+    """One line for a failed push: no answer in time, no network, a refused token, or the Hub's own message."""
     status = getattr(getattr(e, "response", None), "status_code", None)
     where = endpoint()
+    if status is None and timed_out(e):
+        return (f"the Hub at {where} did not answer within {timeout:g} s ({type(e).__name__}) while pushing {repo_id}; "
+                f"the folder is unchanged: retry later, or give it longer with {TIMEOUT_ENV}=SECONDS")
     if status in (401, 403):
         return f"the Hub at {where} refused the token for {repo_id} (HTTP {status}): {TOKEN_HINT} with write access"
     if status is not None:
@@ -144,4 +146,5 @@ def _why(e: Exception, repo_id: str) -> str:
     return f"pushing to {repo_id} on {where} failed: {type(e).__name__}: {first}"
 
 
-__all__ = ["EXCLUDED", "HubError", "Pushed", "check_push", "endpoint", "files_to_push", "hub_card", "push_folder"]
+__all__ = ["DEFAULT_TIMEOUT", "EXCLUDED", "HubError", "Pushed", "TIMEOUT_ENV", "check_push", "endpoint",
+           "files_to_push", "hub_card", "hub_timeout", "push_folder", "timed_out", "with_deadline", "within"]

@@ -53,6 +53,18 @@ _ADVICE = {
     errno.EMFILE: "too many open files; raise the limit (ulimit -n)",
     errno.EIO: "input/output error; check the disk",
 }
+# an input's (action "read"): the advice is about the file read, never about an output
+_READ_ADVICE = {
+    errno.EACCES: "permission denied; make it readable (chmod) or give another path",
+    errno.EPERM: "operation not permitted; make it readable or give another path",
+    errno.ENOTDIR: "a file stands where a folder is needed; give the folder",
+}
+# either (action "read or write": an error the command did not attribute)
+_EITHER_ADVICE = {
+    errno.EACCES: "permission denied; check that you may read it (an input) or write there (an output)",
+    errno.EPERM: "operation not permitted; check that you may read it (an input) or write there (an output)",
+    errno.ENOTDIR: "a file stands where a folder is needed",
+}
 _RUST_OS_ERROR = re.compile(r"\(os error (\d+)\)|Os \{ code: (\d+)")
 
 
@@ -73,7 +85,8 @@ def as_os_error(e: BaseException) -> OSError | None:
 def os_error_message(e: OSError, path: PathLike | None = None, action: str = "write") -> str:
     """'cannot write PATH: what happened; what to do' for an OSError (``path``: what the user named)."""
     where = path if path is not None else (e.filename if e.filename is not None else "a file")
-    what = _ADVICE.get(e.errno) if e.errno is not None else None
+    first = _READ_ADVICE if action == "read" else _EITHER_ADVICE if "read" in action else {}
+    what = (first.get(e.errno) or _ADVICE.get(e.errno)) if e.errno is not None else None
     return f"cannot {action} {where}: {what or e.strerror or e}"
 
 
@@ -523,6 +536,24 @@ def _lock_holder(fd: int) -> str:
     return note if note.startswith("pid ") and "\n" not in note else "another process"
 
 
+def settle_staging(folder: PathLike, finished: str) -> None:
+    """A hidden staging folder that a stopped run leaves beside its output (``probe --force``'s
+    ``.OUT.probe-next``): removed when it holds nothing finished (no file matching the glob
+    ``finished``), else kept, with one warning line naming it: the same command continues from it."""
+    import logging  # lazy: one use
+
+    d = Path(folder)
+    if not d.is_dir() or d.is_symlink():
+        return
+    done = sum(1 for _ in d.glob(finished))
+    if not done:
+        shutil.rmtree(d, ignore_errors=True)
+        return
+    logging.getLogger(__name__).warning(
+        "%s keeps %d finished run%s of the new output: the same command continues from %s (remove it to discard)",
+        d, done, "s" * (done != 1), "them" if done != 1 else "it")
+
+
 __all__ = [
     "LOCK_NAME",
     "apply_umask",
@@ -535,6 +566,7 @@ __all__ = [
     "check_writable_file",
     "is_biotok_output",
     "os_error_message",
+    "settle_staging",
     "pid_alive",
     "replace_directory",
     "run_lock",

@@ -14,7 +14,9 @@ of its top level being run, inside or outside a ``__name__ == "__main__"`` block
 from __future__ import annotations
 
 import ast
+import contextlib
 import multiprocessing
+import multiprocessing.context
 import os
 import sys
 import threading
@@ -124,4 +126,45 @@ def end_broken_pool(pool) -> None:
             p.kill()
 
 
-__all__ = ["end_broken_pool", "exit_with_parent", "unguarded_main"]
+@contextlib.contextmanager
+def main_hidden():
+    """While a worker is spawned: ``__main__`` names neither its file nor its module, so the worker
+    does not import (run) the caller's script again. Only for workers that unpickle biotok's
+    module-level functions and plain data, never a function of the script."""
+    main = sys.modules.get("__main__")
+    if main is None:
+        yield
+        return
+    saved = {k: main.__dict__[k] for k in ("__file__", "__spec__") if k in main.__dict__}
+    main.__dict__.pop("__file__", None)
+    main.__spec__ = None
+    try:
+        yield
+    finally:
+        main.__dict__.pop("__spec__", None)
+        main.__dict__.update(saved)
+
+
+_SPAWN_LOCK = threading.Lock()  # one start at a time: __main__ is hidden for the start's length
+
+
+class _PlainProcess(multiprocessing.context.SpawnProcess):
+    """A spawned process that never imports the parent's ``__main__`` (:func:`main_hidden`)."""
+
+    @staticmethod
+    def _Popen(process_obj):
+        with _SPAWN_LOCK, main_hidden():
+            return multiprocessing.context.SpawnProcess._Popen(process_obj)
+
+
+class _PlainContext(multiprocessing.context.SpawnContext):
+    Process = _PlainProcess
+
+
+def spawn_context() -> multiprocessing.context.SpawnContext:
+    """A ``spawn`` context whose workers do not run the caller's script again: a pool of biotok's
+    jobs works the same from a script without ``if __name__ == "__main__":`` (issue 46)."""
+    return _PlainContext()
+
+
+__all__ = ["end_broken_pool", "exit_with_parent", "main_hidden", "spawn_context", "unguarded_main"]

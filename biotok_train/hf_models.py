@@ -197,8 +197,12 @@ def hub_kwargs(model: str | os.PathLike[str]) -> dict:
     if Path(model).exists():
         return {}
     from biotok.formats.hub import hub_reachable
+    from biotok.hubclient import with_deadline  # lazy: as above
 
-    return {} if hub_reachable() else {"local_files_only": True}
+    if not hub_reachable():
+        return {"local_files_only": True}
+    with_deadline()  # every Hub call of the download bounded (BIOTOK_HUB_TIMEOUT), not left to wait forever
+    return {}
 
 
 @contextlib.contextmanager

@@ -38,7 +38,7 @@ def fake_jobs(data: dict) -> None:
     from biotok_train.ablate.plan import encode
     from biotok_train.tasks import targets
 
-    def finetune(env, task, model, seed, rel_run, needs):
+    def finetune(env, task, model, seed, rel_run, task_key=None, *, needs):
         from biotok_train.finetune import make_head, resolve
 
         spec, d, kind = resolve(data[task])

@@ -26,6 +26,7 @@ from biotok.cli.sweep import cost, sweep
 from biotok.cli.train import count, train
 from biotok.config import INT64_MAX
 from biotok.errors import BiotokError, Terminated
+from biotok.pipes import safe_std_streams
 from biotok.progress import BarSafeHandler
 from biotok.output import as_os_error, os_error_message
 
@@ -89,6 +90,10 @@ class BiotokGroup(click.Group):
             cmd.parse_args = _finite_numbers(cmd, cmd.parse_args)
 
     def invoke(self, ctx: click.Context) -> Any:
+        with safe_std_streams():  # a closed pipe (| head, a gone SSH session) never stops a run
+            return self._invoke(ctx)
+
+    def _invoke(self, ctx: click.Context) -> Any:
         debug = bool(ctx.meta.get(_DEBUG_KEY))
         handler = _log_to_stderr(debug)
         previous = _catch_sigterm()

@@ -25,7 +25,8 @@ def _check(ctx: click.Context, param: click.Parameter, repo: str | None) -> str 
 push_to_hub_option = click.option(
     "--push-to-hub", "push_to_hub", metavar="REPO", default=None, callback=_check,
     help="When done, publish the output folder to this Hugging Face Hub repository (owner/name; "
-         "created if needed; a token from `hf auth login` or HF_TOKEN; HF_ENDPOINT for another Hub).",
+         "created if needed; a token from `hf auth login` or HF_TOKEN; HF_ENDPOINT for another Hub; "
+         "BIOTOK_HUB_TIMEOUT seconds per Hub answer, default 30).",
 )
 
 
@@ -49,14 +50,16 @@ def push(folder: Path, repo: str, private: bool | None, message: str | None) -> 
     to the Hugging Face Hub repository REPO, in one commit.
 
     The training state (checkpoint/) and hidden files stay here; the model card's usage snippet
-    is rewritten to load REPO. A token comes from `hf auth login` or HF_TOKEN.
+    is rewritten to load REPO. A token comes from `hf auth login` or HF_TOKEN. Each Hub call waits
+    at most BIOTOK_HUB_TIMEOUT seconds (default 30) for an answer, then says so; the folder is
+    only read.
 
     \b
     Example:  biotok push runs/bert-tiny me/bert-tiny-fr-bio --private
     """
     from biotok.hub import push_folder  # lazy: huggingface_hub only when pushing
 
-    pushed = push_folder(folder, repo, private=private, message=message)
+    pushed = push_folder(folder, repo, private=private, message=message, given_as="REPO")
     click.echo(f"pushed {len(pushed.files)} files of {folder} to {pushed.url} (commit {pushed.commit[:12]})")
 
 

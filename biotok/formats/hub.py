@@ -178,22 +178,27 @@ def _download(alias: Alias, base: Path | None) -> Path:
     # lazy: huggingface_hub's client (requests, 100+ ms) only when a tokenizer is downloaded
     from huggingface_hub import HfApi, hf_hub_download
 
+    from biotok.hubclient import endpoint, timed_out, with_deadline, within  # lazy: as above
+
+    timeout = with_deadline()  # every call bounded (biotok.hub.hub_timeout)
     try:
-        files = set(HfApi().list_repo_files(alias.repo_id))
+        files = set(within(timeout, HfApi(endpoint=endpoint()).list_repo_files, alias.repo_id))
         chosen = next((fs for fs in FILE_SETS if all(f in files for f in fs)), None)
         if chosen is None:
             raise TokenizerLoadError(
                 f"Hub repository {alias.repo_id} (alias {alias.name!r}) has no tokenizer file "
                 f"({', '.join(f for fs in FILE_SETS for f in fs)})"
             )
-        paths = [hf_hub_download(alias.repo_id, f) for f in chosen]
+        paths = [hf_hub_download(alias.repo_id, f, endpoint=endpoint()) for f in chosen]
         for f in CONFIG_FILES:
             if f in files:
-                hf_hub_download(alias.repo_id, f)
+                hf_hub_download(alias.repo_id, f, endpoint=endpoint())
     except TokenizerLoadError:
         raise
     except Exception as e:  # network, auth (gated repo), missing repo: one line for the user
         first = (str(e).splitlines() or [type(e).__name__])[0]
+        if timed_out(e):
+            first = f"the Hub at {endpoint()} did not answer within {timeout:g} s ({type(e).__name__})"
         raise TokenizerLoadError(
             f"cannot download alias {alias.name!r} from the Hub ({alias.repo_id}): {first}; "
             f"{_hint(alias, base)}"

@@ -24,10 +24,11 @@ import time
 from typing import Any, Callable, Mapping, Optional, Sequence
 
 from biotok.errors import ConfigError, OutputWriteError, Terminated
-from biotok.spawning import end_broken_pool, exit_with_parent
+from biotok.pipes import keep_safe_std_streams
+from biotok.spawning import end_broken_pool, exit_with_parent, spawn_context
 from biotok_train.ablate.graph import DONE, FAILED, SKIPPED, Job, Outcome, execute, pending
 from biotok_train.config import EngineConfig
-from biotok_train.threads import Threads, set_threads
+from biotok_train.threads import Threads, capped, set_threads
 
 log = logging.getLogger(__name__)
 
@@ -152,7 +153,7 @@ def _init_ray(ray, engine: EngineConfig) -> None:
             raise ConfigError(f"--address {engine.address}: Ray could not connect ({first[:200]})") from None
     else:
         gpus = _gpu_count() if engine.gpus_per_job > 0 else None  # the GPUs a local instance offers
-        ray.init(num_cpus=engine.workers or os.cpu_count(), num_gpus=gpus, include_dashboard=False,
+        ray.init(num_cpus=capped(engine.workers, "workers") or os.cpu_count(), num_gpus=gpus, include_dashboard=False,
                  log_to_driver=False, runtime_env={"env_vars": {"OMP_NUM_THREADS": "1"}})
 
 
@@ -244,15 +245,14 @@ def run_processes(jobs: Sequence[Job], keys: Mapping[str, str], env: Any, engine
     pretraining), and starts only when that much is free of the ``gpus`` this machine has (None:
     count them). A worker that dies fails its job; the pool is started again for the others."""
     import concurrent.futures as cf
-    import multiprocessing as mp
 
     ask, gpus = _gpu_asks(jobs, engine, gpus)
     outcomes: dict[str, Outcome] = dict(pending(env.out, jobs, keys))
     todo = [j for j in jobs if j.key not in outcomes]
-    workers = engine.workers or os.cpu_count() or 1
+    workers = capped(engine.workers, "workers") or os.cpu_count() or 1
     while todo:
         running: dict[Any, Job] = {}
-        with cf.ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn"), initializer=_worker_start,
+        with cf.ProcessPoolExecutor(workers, mp_context=spawn_context(), initializer=_worker_start,
                                     initargs=(1, os.getpid())) as pool, _stopping(pool):
             while todo or running:
                 busy, before = sum(ask[j.key] for j in running.values()), len(todo)
@@ -301,6 +301,7 @@ def _worker_start(threads: int, driver: int) -> None:
     """A pool worker: ``threads`` torch threads; Ctrl-C is the driver's to handle (it stops the
     workers with SIGTERM, which a pretraining turns into a checkpoint); and it dies with the driver."""
     set_threads(threads)
+    keep_safe_std_streams()  # the driver's stderr closed (| head): a job's progress line never fails it
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # a pretraining listens again while it runs (loop._Stop)
     exit_with_parent(driver, every=0.5)
 

@@ -227,6 +227,10 @@ def pending(out: str | os.PathLike[str], jobs: Sequence[Job], keys: Mapping[str,
     done = {}
     for job in jobs:
         ok, result = read_record(out, job.key, keys[job.key])
+        fits = getattr(job.run, "fits", None)  # a job's own check of what its record holds (its inputs)
+        if ok and fits is not None and not fits(*job.args, result=result):
+            log.warning("%s was not made of the inputs its key names: its job is run again", record_path(out, job.key))
+            ok = False
         if ok:
             done[job.key] = Outcome(job.key, DONE, result)
     return done

@@ -99,7 +99,8 @@ def _finetunes(g: Grid, cfg: AblationConfig, fp: dict, cell: tuple, prefix: str,
             for f in cfg.seeds:
                 folder = task_dir(task, fp["task"][task])
                 rel = f"{rel_dir}/p{p}/{folder}/f{f}"
-                key = g.add(Job(f"{prefix}/p{p}/{folder}/f{f}", J.finetune, (task, model, f, rel), needs,
+                args = (task, model, f, rel, fp["task"][task])  # the task's key: the data it fine-tunes on
+                key = g.add(Job(f"{prefix}/p{p}/{folder}/f{f}", J.finetune, args, needs,
                                 inputs=digest(fp["task"][task], fp["base"], finetune_settings(cfg, f),
                                               fp.get("precision")), owns=(rel,),
                                 gpus=1.0, shares_gpu=True))

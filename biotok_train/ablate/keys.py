@@ -48,16 +48,31 @@ def model_key(model: str) -> str:
 
 def task_key(task: str, data) -> str:
     """A task's content: the bytes of the files its reader opened, in the order it opened them
-    (``data.sources``: :func:`biotok_train.tasks.load` records them), wherever they sit and whatever
+    (``data.sources``: :func:`biotok_train.tasks.load` records them, with ``data.digests`` of the
+    bytes it read, so the key is of the bytes used), wherever they sit and whatever
     lies beside them; a registered task also by its name and its scoring (metric, threshold), a user's files
     by their task type only (moved, renamed or linked, the same bytes keep their key). Data made
     in memory: its examples."""
     sources = [s for s in getattr(data, "sources", ()) if Path(s).is_file()]
+    digests = list(getattr(data, "digests", ()))  # of the bytes read (tasks.load): never the files read again
+    if digests and len(digests) == len(getattr(data, "sources", ())):
+        sources = digests
+    elif sources:
+        sources = [sha256_files([s]) for s in sources]
     if sources:
         spec = getattr(data, "spec", None)
         scoring = [spec.metric, spec.threshold] if spec is not None and task in _registered() else None
-        return digest(task_identity(task, data), [sha256_files([s]) for s in sources], scoring)
+        return digest(task_identity(task, data), sources, scoring)
     return digest(task, repr((data.train, data.dev, data.test)))
+
+
+def keep_tasks(datasets: dict) -> None:
+    """Each task's data kept under its key (:mod:`biotok_train.tasks.snapshot`): the jobs this
+    process runs fine-tune on the examples that were keyed, never on the files read again."""
+    from biotok_train.tasks import snapshot  # lazy: one use
+
+    for t, d in datasets.items():
+        snapshot.keep(task_key(t, d), d)
 
 
 def _registered() -> dict:
@@ -111,4 +126,5 @@ def precision_key() -> str:
     return f"{device.type}:{'bf16' if bf16_supported(device) else 'fp32'}"
 
 
-__all__ = ["corpus_key", "files_sha256", "fingerprints", "model_key", "finetune_settings", "precision_key", "task_identity", "task_key"]
+__all__ = ["corpus_key", "files_sha256", "fingerprints", "keep_tasks", "model_key", "finetune_settings", "precision_key",
+           "task_identity", "task_key"]

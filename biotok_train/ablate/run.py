@@ -19,7 +19,7 @@ from biotok_train.ablate.command import command_line
 from biotok_train.ablate.graph import DONE, FAILED, content_keys, costs, pending, select, write_json
 from biotok_train.ablate.grid import Grid, build
 from biotok_train.ablate.jobs import Env
-from biotok_train.ablate.keys import corpus_key, fingerprints
+from biotok_train.ablate.keys import corpus_key, fingerprints, keep_tasks
 from biotok_train.ablate.plan import leg_names, plan_legs, read_json
 from biotok_train.ablate.results import AblationReport, load
 from biotok_train.config import MAX_SEQ_LEN, AblationConfig, EngineConfig
@@ -161,6 +161,7 @@ def run_ablation(cfg: AblationConfig, out: str | os.PathLike[str], progress: boo
     datasets = _check_inputs(cfg, out)  # a wrong input fails here, before anything is written
     engines.check(engine)  # Ray there, its cluster answering, a GPU to share: before any work
     legs, grid, keys = _plan(cfg, datasets, corpus_key(cfg), engine.precision)
+    keep_tasks(datasets)  # read once: this process's jobs use these examples, never the files again
     jobs = _selected(grid.jobs, engine.only)  # an --only that matches nothing: before any work too
     _refuse_other_arithmetic(jobs, keys, out, engine.precision)  # records only read: before OUT is opened
     created = not out.exists()

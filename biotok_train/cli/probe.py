@@ -63,7 +63,9 @@ def probe_cmd(tokenizers, corpus, heldout, steps, tokens, seeds, out, force, qui
     terminal it logs a line at least every 30 s ($BIOTOK_PROGRESS_SECONDS) with an ETA from the
     measured rate, and before training it prints the estimated time of the whole probe. Writes probe.md, probe.json, probe.png and
     timings.json to --out; finished runs are cached there and skipped on a rerun. One probe at a
-    time writes an --out; --force builds the new probe beside it and replaces it only once complete.
+    time writes an --out; --force builds the new probe beside it (in the hidden .OUT.probe-next, kept
+    after a stop only when it holds finished runs, which the same command continues from) and
+    replaces the old one only once complete.
 
     \b
     Example:  biotok-train probe tokA/ tokB/ --corpus train.txt --heldout heldout.txt \\

@@ -13,6 +13,7 @@ import contextlib
 import dataclasses
 import functools
 import json
+import logging
 import math
 import random
 import signal
@@ -47,6 +48,7 @@ from biotok_train.pretrain.prepare import load_data_tokenizer
 from biotok_train.tracking import Tracker
 from biotok_train.cards import write_pretrain_card
 
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -198,6 +200,10 @@ def _check_out(out: Path, resume: bool, force: bool = False, inputs: list = ()) 
     from biotok.output import check_can_create, check_inputs
 
     check_inputs(out, inputs)
+    if resume and not (out / ckpt.STATE).is_file() and _stopped_before_first_save(out):
+        log.info("%s: the run stopped before its first checkpoint; --resume starts it again from step 0", out)
+        check_can_create(out / ckpt.RUN_META)
+        return True  # its log alone is replaced, once every check has passed
     if resume and not (out / ckpt.STATE).is_file():
         raise ConfigError(f"--resume: {out} holds no checkpoint ({out / ckpt.STATE} is missing); "
                           "run without --resume to start a new run")
@@ -214,6 +220,16 @@ def _check_out(out: Path, resume: bool, force: bool = False, inputs: list = ()) 
         raise OutputExistsError(f"{out} holds a previous run: pass --resume to continue it, --force to replace "
                                 "it, or another --out")
     return True
+
+
+def _stopped_before_first_save(out: Path) -> bool:
+    """``out`` holds only what a pretraining writes before its first checkpoint (metrics.jsonl,
+    tensorboard/): a run killed early (a closed pipe, a signal), which ``--resume`` starts again."""
+    try:
+        names = {p.name for p in out.iterdir()} if out.is_dir() else set()
+    except OSError:
+        return False
+    return "metrics.jsonl" in names and names <= {"metrics.jsonl", "tensorboard"}
 
 
 def _build(packed: PackedData, d: D.Dist, config: PretrainConfig, out: Path, resume: bool,

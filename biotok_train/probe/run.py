@@ -7,8 +7,9 @@ reruns); the CPU and wall time of each run go to timings.json.
 A cached run is reused only when its content key matches (recipe, tokenizer fingerprint, the
 digest of the documents it was trained and scored on, the seed); a damaged or stale one is
 recomputed. One run at a time holds ``OUT`` (:func:`biotok.output.run_lock`). ``--force`` builds
-the new probe aside, in the hidden sibling ``.OUT.probe-next`` (itself resumable: the same
-command with ``--force`` continues it), and swaps it onto ``OUT`` only once it is complete.
+the new probe aside, in the hidden sibling ``.OUT.probe-next``, and swaps it onto ``OUT`` only
+once it is complete; stopped, it removes that sibling unless it holds finished runs, which the
+same command with ``--force`` continues from (:func:`biotok.output.settle_staging` says so).
 """
 
 from __future__ import annotations
@@ -28,7 +29,9 @@ import numpy as np
 
 from biotok.errors import ConfigError, DamagedFileError, OutputExistsError, TokenizerLoadError
 from biotok.io import read_json
-from biotok.output import LOCK_NAME, atomic_file, check_can_create, check_inputs, replace_directory, run_lock
+from biotok.output import (
+    LOCK_NAME, atomic_file, check_can_create, check_inputs, replace_directory, run_lock, settle_staging,
+)
 from biotok.tokenizer import BiotokTokenizer
 from biotok_train.config import ProbeConfig
 from biotok_train.probe import data as D
@@ -383,7 +386,7 @@ def run_probe(cfg: ProbeConfig, out: str | Path, *, force: bool = False, progres
     recipe = {**cfg.recipe(), "corpus_sha256": _sha256_files(cfg.corpus),
               "heldout_sha256": _sha256_files(cfg.heldout)}
     keys = (_data_sha256(train, held), hashlib.sha256(json.dumps(recipe, sort_keys=True).encode()).hexdigest())
-    created = not out.exists()
+    created, work = not out.exists(), None
     try:
         with run_lock(out, "probe"):  # changes no byte of OUT: with --force it stays whole until the swap
             _check_out(out, inputs)  # again, now that no other probe writes there
@@ -399,6 +402,8 @@ def run_probe(cfg: ProbeConfig, out: str | Path, *, force: bool = False, progres
                 if work != out:
                     replace_directory(work, out, inputs, MARKER)
     except BaseException:
+        if work not in (None, out):  # this run's staging folder: nothing hidden left for nothing
+            settle_staging(work, "runs/*/seed*.json")
         if created and out.is_dir() and not _contents(out):
             shutil.rmtree(out, ignore_errors=True)  # nothing but the lock: leave no empty folder behind
         raise

@@ -148,6 +148,8 @@ class TaskData:
     # that no output of a run on this data may replace or be written into
     sources: tuple[str, ...] = field(default=(), compare=False, repr=False)  # the files read, in order (keys)
     roots: tuple[str, ...] = field(default=(), compare=False, repr=False)  # where they were read from (never written)
+    # the sha256 of each of ``sources``, of the bytes this data was read from (what its key hashes)
+    digests: tuple[str, ...] = field(default=(), compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.task_type not in TASK_TYPES:

@@ -179,12 +179,39 @@ def load(source: str | os.PathLike[str] | TaskSpec | Files, corpora: PathLike | 
     and ``name`` (default: the train file's folder name).
 
     The data's ``sources`` are the files the reading opened (under the corpora folder, the cache
-    or the given paths), in order: what :func:`biotok_train.ablate.keys.task_key` hashes.
+    or the given paths), in order, and ``digests`` the sha256 of the bytes read from each (a file
+    written or replaced while it was read: one DataError): what
+    :func:`biotok_train.ablate.keys.task_key` hashes, so a key is never of other bytes than those used.
     """
+    try:
+        return _load(source, corpora, cache, task_type, labels, name)
+    except OSError as e:  # an unreadable task file or folder: an input, named as the user gave it
+        from biotok.output import os_error_message  # lazy: one use
+
+        root = _cache_or_none(cache)
+        if e.filename is not None and root is not None and Path(os.fsdecode(e.filename)).absolute().is_relative_to(
+                Path(root).absolute()):
+            raise  # writing the cache of rebuilt data: an output's error, said as such
+
+        shown = e.filename if e.filename is not None else source
+        raise DataError(f"task {_shown(source)}: {os_error_message(e, shown, action='read')}") from None
+
+
+def _shown(source) -> str:
+    if isinstance(source, TaskSpec):
+        return source.name
+    if isinstance(source, (tuple, list)):
+        return " ".join(str(s) for s in source)
+    return str(source)
+
+
+def _load(source, corpora, cache, task_type, labels, name) -> TaskData:
+    """:func:`load` itself (its OSErrors said by it as an input's)."""
     if isinstance(source, (tuple, list)):
         with recording(list(source)) as reads:
             data = _load_files(list(source), task_type, labels, name)
-        return dataclasses.replace(data, sources=reads.files, roots=tuple(str(f) for f in source))
+        return dataclasses.replace(data, sources=reads.files, roots=tuple(str(f) for f in source),
+                                   digests=reads.digests())
     spec = source if isinstance(source, TaskSpec) else TASKS.get(str(source))
     if spec is not None:
         if task_type is not None and task_type != spec.task_type:
@@ -192,7 +219,8 @@ def load(source: str | os.PathLike[str] | TaskSpec | Files, corpora: PathLike | 
         base = corpora_dir(corpora)
         with recording([base, _cache_or_none(cache) if base is not None else None]) as reads:
             data = spec.reader(base, Path(cache) if cache is not None else None)
-        return dataclasses.replace(data, spec=spec, sources=reads.files, roots=(str(base),) if base is not None else ())
+        return dataclasses.replace(data, spec=spec, sources=reads.files, roots=(str(base),) if base is not None else (),
+                                   digests=reads.digests())
     key = str(source)
     if key in UNAVAILABLE or (not os.path.exists(key) and "/" not in key and "." not in key):
         get_task(key)  # an unknown or unavailable task name: one clear error
@@ -201,7 +229,7 @@ def load(source: str | os.PathLike[str] | TaskSpec | Files, corpora: PathLike | 
                         f"a {task_type} task")
     with recording([key]) as reads:
         data = ner.load_path(key)
-    return dataclasses.replace(data, sources=reads.files, roots=(key,))
+    return dataclasses.replace(data, sources=reads.files, roots=(key,), digests=reads.digests())
 
 
 def _cache_or_none(cache: PathLike | None) -> Path | None:

@@ -32,7 +32,16 @@ def _hook(event: str, args: tuple) -> None:
         return
     path, mode, flags = args[0], args[1], args[2]
     if isinstance(path, (str, bytes, os.PathLike)) and _reading(mode, flags):
-        rec.append(os.fsdecode(path))
+        rec.append((os.fsdecode(path), _stat(os.fsdecode(path))))
+
+
+def _stat(path: str) -> tuple | None:
+    """What changes when a file is written or replaced: its inode, size and times (None: not a file)."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns) if os.path.isfile(path) else None
 
 
 def _install() -> None:
@@ -53,16 +62,38 @@ class Reads:
 
     def __init__(self, roots: Sequence[str | os.PathLike[str]]):
         self.roots = [r for p in roots for r in {os.path.abspath(p), os.path.realpath(p)}]
-        self.raw: list[str] = []
+        self.raw: list[tuple[str, tuple | None]] = []  # (path as opened, its stat when opened)
+
+    def _first(self) -> dict[str, tuple | None]:
+        seen: dict[str, tuple | None] = {}
+        for p, st in self.raw:
+            a = os.path.abspath(p)
+            if (a in seen or _under(a, self.roots)) and os.path.isfile(a):
+                seen[a] = st  # in the order first opened, as last opened (a cache rebuilt, then read)
+        return seen
 
     @property
     def files(self) -> tuple[str, ...]:
-        seen: dict[str, None] = {}
-        for p in self.raw:
-            a = os.path.abspath(p)
-            if a not in seen and _under(a, self.roots) and os.path.isfile(a):
-                seen[a] = None
-        return tuple(seen)
+        return tuple(self._first())
+
+    def digests(self) -> tuple[str, ...]:
+        """The sha256 of each of :attr:`files`, of the bytes the reader read: a file written or
+        replaced since it was opened (its inode, size or times differ before or after hashing) is
+        one :class:`~biotok.errors.DataError`, so no key is ever taken of other bytes than those used."""
+        from biotok.errors import DataError  # lazy: one use
+        from biotok.io import sha256_file  # lazy: one use
+
+        out = []
+        for path, opened in self._first().items():
+            try:
+                digest = sha256_file(path)
+            except OSError as e:
+                raise DataError(f"cannot read {path} again to key it: {e.strerror or e}") from None
+            if opened is None or _stat(path) != opened:
+                raise DataError(f"{path} changed while it was read (written or replaced meanwhile); run again "
+                                "once it is written")
+            out.append(digest)
+        return tuple(out)
 
 
 @contextlib.contextmanager

@@ -79,7 +79,7 @@ def _fake_ablation(monkeypatch, cfg: AblationConfig, skill: dict, floor_skill: d
         parts = rel.split("/")  # arms/SIZE/ARM[/floor]/pP/...
         return parts[1], parts[2], parts[3] == "floor"
 
-    def finetune(env, task, model, seed, rel_run, needs):
+    def finetune(env, task, model, seed, rel_run, task_key=None, *, needs):
         size, arm, floor = arm_of(rel_run)
         ran.append(rel_run)
         return _run(gold, lambda i: (floor_skill if floor else skill)[(size, arm)](i, seed))

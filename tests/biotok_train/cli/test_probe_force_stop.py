@@ -1,4 +1,6 @@
-"""``biotok-train probe --force`` stopped by SIGTERM leaves the previous probe byte for byte.
+"""``biotok-train probe --force`` stopped by SIGTERM leaves the previous probe byte for byte, and
+nothing hidden beside it when the new probe had finished no run (its staging folder is removed;
+with finished runs it is kept, named in a warning, and the same command continues from it).
 
 The run took OUT's lock by writing its pid into OUT/.biotok.lock (and created that file in a probe
 that had none): the previous probe changed although the new one was built aside. A real process
@@ -71,4 +73,5 @@ def test_probe_force_stopped_by_sigterm_leaves_the_previous_probe_whole(tmp_path
     assert proc.returncode == 143, err
     assert "terminated (SIGTERM)" in err and "Traceback" not in err
     assert tree_digest(out) == previous  # every byte, the lock file included
-    assert sorted(p.name for p in tmp_path.iterdir()) == [".p.probe-next", "p"]  # kept aside for a resume
+    # issue 46: the staging folder held no finished run, so nothing hidden is left beside the probe
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["p"]
