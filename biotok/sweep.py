@@ -341,8 +341,14 @@ def plot_sweep(r: SweepResult, path: str | os.PathLike[str]) -> Path:
     if r.zipf_best is not None:
         i = xs.index(r.zipf_best)
         axes[3].axvline(r.zipf_best, color="C2", linestyle=":", linewidth=1.5)
-        axes[3].annotate(f"best fit: {r.zipf_best:,}", (r.zipf_best, r.points[i].zipf_r2), textcoords="offset points",
+        label = f"best fit: {r.zipf_best:,}" if len(r.zipf_tied) <= 1 else (
+            "indistinguishable: " + ", ".join(f"{k:,}" for k in r.zipf_tied))
+        axes[3].annotate(label, (r.zipf_best, r.points[i].zipf_r2), textcoords="offset points",
                          xytext=(10, -15), color="C2")
+        cis = r.zipf_choice.r2_intervals if r.zipf_choice is not None else ()
+        if cis:
+            axes[3].vlines([k for k, _, _ in cis], [lo for _, lo, _ in cis], [hi for _, _, hi in cis], color="C0",
+                           linewidth=1)
     fig.suptitle(f"Vocabulary size sweep, {r.algo} ({r.eval_words:,} held-out words)")
     fig.tight_layout()
     path = Path(path)
