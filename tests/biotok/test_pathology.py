@@ -82,3 +82,12 @@ def test_train_does_not_warn_on_the_sample_at_8000_pieces(tmp_path, sample_corpu
     res = train_tokenizer([sample_corpus], TrainConfig(algo="unigram", vocab_size=8000, normalize=lower), tmp_path / "u",
                           workers=1)
     assert res.warnings == ()  # one word a line (before issue 45), its top piece was 's' (5.8 %)
+
+
+def test_word_tally_counts_the_first_lines_in_batches_and_passes_every_line_through():
+    from biotok.pathology import WordTally
+
+    tally = WordTally(limit=2500)
+    lines = ["Avec vous."] * 3000
+    assert list(tally.wrap(lines)) == lines
+    assert tally.counts == {"Avec": 2500, "vous": 2500, ".": 2500}  # normalized: punctuation spaced
