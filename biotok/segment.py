@@ -38,6 +38,9 @@ def _trim(text: str, a: int, b: int) -> tuple[int, int]:
     return a, b
 
 
+# How a piece that covers no character of the text (a bare word-start marker) is spelled in tables.
+EMPTY_PIECE = "∅"
+
 @dataclass(frozen=True)
 class Segmentation:
     """One text cut by one tokenizer: pieces, their trimmed character spans, UNK flags."""
@@ -124,10 +127,11 @@ class Segmentation:
         return False
 
     def surfaces(self) -> tuple[str, ...]:
-        """Each piece as spelled in the text (markers gone, case kept); UNK and zero-width as the piece."""
+        """Each piece as spelled in the text (markers gone, case kept); UNK as itself, a piece that
+        covers no character (a bare '▁') as :data:`EMPTY_PIECE`."""
         out = []
         for p, (a, b), u in zip(self.pieces, self.spans, self.unknown):
-            out.append(p if u or a == b else self.text[a:b])
+            out.append(p if u else EMPTY_PIECE if a == b else self.text[a:b])
         return tuple(out)
 
 

@@ -29,7 +29,7 @@ from biotok.output import atomic_directory, check_writable
 from biotok.report import json_safe
 from biotok.tokenizer import BiotokTokenizer
 from biotok.train import train_tokenizer
-from biotok.zipf import best_fit
+from biotok.zipf import ZipfChoice, best_fit, bootstrap_best, line_pieces
 
 @dataclass(frozen=True)
 class SweepPoint:
@@ -62,14 +62,24 @@ class SweepResult:
     zipf_best: int | None = None  # the size whose piece frequencies follow a power law most closely
     zipf_method: str = ("highest R² of a log-log least-squares fit of piece frequency against rank "
                         "(ranks with count >= 5), on the held-out text (He et al., EMNLP 2025)")
+    # how sure the best fit is: R² margin over the runner-up, bootstrap over held-out lines
+    zipf_choice: ZipfChoice | None = None
     out: str = field(default="", compare=False)
 
     @property
+    def zipf_tied(self) -> tuple[int, ...]:
+        """The best fit and the sizes the bootstrap cannot tell from it (just the best without one)."""
+        if self.zipf_choice is not None and self.zipf_choice.tied:
+            return self.zipf_choice.tied
+        return (self.zipf_best,) if self.zipf_best is not None else ()
+
+    @property
     def criteria_agree(self) -> bool | None:
-        """Whether the fertility knee and the best Zipf fit name the same size (None: one is missing)."""
+        """Whether the fertility knee is the best Zipf fit, or one the fit cannot tell from it
+        (None: one is missing)."""
         if self.knee is None or self.zipf_best is None:
             return None
-        return self.knee == self.zipf_best
+        return self.knee in self.zipf_tied
 
     def as_dict(self) -> dict:
         d = asdict(self)
@@ -203,6 +213,9 @@ def _measure(trained: list[tuple[int, str, BiotokTokenizer]], eval_lines: list[s
         eval_words=cmp.results[0].words, points=tuple(points),
         knee=points[k].vocab_size if k is not None else None, skipped=tuple(skipped),
         zipf_best=best_fit({p.vocab_size: z for p, z in zip(points, cmp.zipf)}), out=out,
+        zipf_choice=bootstrap_best({p.vocab_size: z for p, z in zip(points, cmp.zipf)},
+                                   {p.vocab_size: line_pieces(tok, eval_lines) for p, (_, _, tok) in zip(points, trained)},
+                                   len(eval_lines)),
     )
 
 
@@ -240,17 +253,37 @@ def sweep(
 def criteria_sentence(r: SweepResult) -> str:
     """The two criteria in one sentence, and whether they agree (computed, never typed)."""
     knee = f"the knee of the fertility curve is **{r.knee:,}**" if r.knee else "no knee was found in the fertility curve"
-    zipf = (f"the piece frequencies follow a power law most closely at **{r.zipf_best:,}**" if r.zipf_best
-            else "no size had enough frequent pieces for a Zipf fit")
-    agree = {True: "The two criteria agree.", False: "The two criteria disagree: fertility says the vocabulary "
+    agree = {True: "The two criteria agree." if len(r.zipf_tied) <= 1 else "The knee is among the sizes the Zipf fit "
+             "cannot tell apart.", False: "The two criteria disagree: fertility says the vocabulary "
              "stops paying for itself at the knee, the Zipf fit says where the distribution looks most like "
              "natural language; only downstream numbers (biotok-train ablate) can settle it.",
              None: ""}[r.criteria_agree]
-    return f"{knee[0].upper()}{knee[1:]}; {zipf}. {agree}".strip()
+    return f"{knee[0].upper()}{knee[1:]}; {zipf_sentence(r)}. {agree}".strip()
 
 
-def _zipf_cells(p: SweepPoint) -> str:
-    return f"{p.zipf_exponent:.3f} | {p.zipf_r2:.4f}" if p.zipf_r2 is not None else "- | -"
+def zipf_sentence(r: SweepResult) -> str:
+    """The best Zipf fit with its margin and interval, or "indistinguishable" (computed, never typed)."""
+    if not r.zipf_best:
+        return "no size had enough frequent pieces for a Zipf fit"
+    c = r.zipf_choice
+    if c is None or c.runner_up is None:
+        why = ("the only size fitted" if sum(p.zipf_r2 is not None for p in r.points) < 2
+               else "no interval: too few held-out lines to resample")
+        return f"the piece frequencies follow a power law most closely at **{r.zipf_best:,}** ({why})"
+    how = (f"R² {c.margin:+.4f} over {c.runner_up:,}, {c.confidence:.0%} interval [{c.low:+.4f}, {c.high:+.4f}], "
+           f"paired bootstrap over {c.resamples} resamples of the held-out lines")
+    if c.distinct:
+        return f"the piece frequencies follow a power law most closely at **{r.zipf_best:,}** ({how})"
+    others = ", ".join(f"{k:,}" for k in c.tied[1:])
+    return (f"the Zipf fit cannot tell {r.zipf_best:,} from {others}: indistinguishable (best R² at "
+            f"{r.zipf_best:,}, {how})")
+
+
+def _zipf_cells(p: SweepPoint, r: SweepResult) -> str:
+    if p.zipf_r2 is None:
+        return "- | - | -"
+    ci = {k: (lo, hi) for k, lo, hi in (r.zipf_choice.r2_intervals if r.zipf_choice else ())}.get(p.vocab_size)
+    return f"{p.zipf_exponent:.3f} | {p.zipf_r2:.4f} | " + (f"[{ci[0]:.4f}, {ci[1]:.4f}]" if ci else "-")
 
 
 def sweep_markdown(r: SweepResult) -> str:
@@ -260,13 +293,16 @@ def sweep_markdown(r: SweepResult) -> str:
         f"Measured on {r.eval_lines:,} held-out lines ({r.eval_words:,} biotok words). {criteria_sentence(r)}",
         "",
         f"| vocab size | fertility | split words | pieces/line | embedding params (hidden {r.hidden_size}) "
-        "| Zipf exponent | Zipf R² |",
-        "|---|---|---|---|---|---|---|",
+        "| Zipf exponent | Zipf R² | R² 95 % interval |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for p in r.points:
-        mark = "".join([" ◀ knee" if p.vocab_size == r.knee else "", " ◀ best Zipf fit" if p.vocab_size == r.zipf_best else ""])
+        mark = "".join([" ◀ knee" if p.vocab_size == r.knee else "",
+                        (" ◀ best Zipf fit" if len(r.zipf_tied) <= 1 else " ◀ best Zipf fit (indistinguishable)")
+                        if p.vocab_size == r.zipf_best else
+                        " ◀ indistinguishable Zipf fit" if p.vocab_size in r.zipf_tied else ""])
         lines.append(f"| {p.vocab_size:,}{mark} | {p.fertility:.3f} | {100 * p.split_share:.1f}% | "
-                     f"{p.mean_sequence_length:.1f} | {p.embedding_params / 1e6:.1f} M | {_zipf_cells(p)} |")
+                     f"{p.mean_sequence_length:.1f} | {p.embedding_params / 1e6:.1f} M | {_zipf_cells(p, r)} |")
     for size, why in r.skipped:
         lines.append(f"\nSkipped {size:,}: {why}")
     lines += ["", f"Knee method: {r.knee_method}.", f"Zipf criterion: {r.zipf_method}; formula in docs/compare.md.",
@@ -305,8 +341,14 @@ def plot_sweep(r: SweepResult, path: str | os.PathLike[str]) -> Path:
     if r.zipf_best is not None:
         i = xs.index(r.zipf_best)
         axes[3].axvline(r.zipf_best, color="C2", linestyle=":", linewidth=1.5)
-        axes[3].annotate(f"best fit: {r.zipf_best:,}", (r.zipf_best, r.points[i].zipf_r2), textcoords="offset points",
+        label = f"best fit: {r.zipf_best:,}" if len(r.zipf_tied) <= 1 else (
+            "indistinguishable: " + ", ".join(f"{k:,}" for k in r.zipf_tied))
+        axes[3].annotate(label, (r.zipf_best, r.points[i].zipf_r2), textcoords="offset points",
                          xytext=(10, -15), color="C2")
+        cis = r.zipf_choice.r2_intervals if r.zipf_choice is not None else ()
+        if cis:
+            axes[3].vlines([k for k, _, _ in cis], [lo for _, lo, _ in cis], [hi for _, _, hi in cis], color="C0",
+                           linewidth=1)
     fig.suptitle(f"Vocabulary size sweep, {r.algo} ({r.eval_words:,} held-out words)")
     fig.tight_layout()
     path = Path(path)

@@ -32,7 +32,7 @@ from biotok.datadir import corpora_dir
 from biotok.errors import ConfigError, CorpusError
 from biotok.io import open_compressed
 from biotok.metrics import ratio
-from biotok.segment import Segmentation, content_words, segment, word_spans
+from biotok.segment import EMPTY_PIECE, Segmentation, content_words, segment, word_spans
 from biotok.tokenizer import BiotokTokenizer
 
 TERMINOLOGY_DIR = "edsnlp-fr-terminology"
@@ -258,10 +258,13 @@ def read_terms_file(path: str | os.PathLike[str]) -> list[tuple[str, str]]:
 
 
 def _surface(term: str, piece: str, span: tuple[int, int], unk: str | None) -> str:
-    """The characters of ``term`` under a piece; the bare marker ('▁', 'Ġ') and UNK as themselves."""
+    """The characters of ``term`` under a piece; UNK as itself, a bare marker ('▁', 'Ġ') or any
+    piece covering no character as :data:`~biotok.segment.EMPTY_PIECE` (markers never show)."""
     a, b = span
-    if piece == unk or piece in ("▁", "Ġ") or b <= a:
+    if piece == unk:
         return piece
+    if piece in ("▁", "Ġ") or b <= a:
+        return EMPTY_PIECE
     return term[a:b]
 
 

@@ -20,6 +20,7 @@ from biotok.errors import ConfigError, CorpusError, VocabSizeError
 from biotok.formats.hf import load_hf
 from biotok.io import sha256_file
 from biotok.output import check_writable
+from biotok.pathology import trained_suffix
 
 logger = logging.getLogger(__name__)
 
@@ -33,6 +34,7 @@ class TrainResult:
     seconds: float
     config: TrainConfig
     corpus: dict = field(default_factory=dict)
+    warnings: tuple[str, ...] = ()  # vocabulary pathologies found (biotok.pathology), also logged
 
     def summary(self) -> str:
         """One line: what was trained, from what, how fast, and where it went."""
@@ -157,7 +159,12 @@ def train_tokenizer(
     }
     path = write_artifact(dest, trained.tokenizer, cfg, provenance, trained.extra_files, force,
                           inputs=corpus + from_counts, shown_as=shown_as)
-    return TrainResult(path=path, vocab_size=got, seconds=seconds, config=cfg, corpus=source.get("corpus") or {})
+    suffix = trained_suffix(cfg.label, "##" if cfg.algo == "wordpiece" else "▁", trained.tokenizer, counts)
+    warnings = (suffix.warning(),) if suffix is not None else ()
+    for w in warnings:
+        logger.warning("warning: %s", w)
+    return TrainResult(path=path, vocab_size=got, seconds=seconds, config=cfg, corpus=source.get("corpus") or {},
+                       warnings=warnings)
 
 
 def _mf(cfg: TrainConfig) -> str:

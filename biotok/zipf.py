@@ -48,6 +48,11 @@ def zipf_fit(counts: Mapping[str, int] | Sequence[int], min_count: int = MIN_COU
         raise ConfigError(f"min_count and first_rank must be at least 1, not {min_count} and {first_rank}")
     values = counts.values() if isinstance(counts, Mapping) else counts
     freq = np.sort(np.fromiter((int(c) for c in values if c > 0), dtype=np.float64))[::-1]
+    return _fit_sorted(freq, min_count, first_rank)
+
+
+def _fit_sorted(freq: np.ndarray, min_count: int = MIN_COUNT, first_rank: int = FIRST_RANK) -> ZipfFit | None:
+    """:func:`zipf_fit` of positive counts already sorted from the largest."""
     last = int(np.searchsorted(-freq, -min_count, side="right"))  # ranks with count >= min_count
     if last - first_rank + 1 < MIN_TYPES:
         return None
@@ -81,4 +86,74 @@ def best_fit(fits: Mapping[int, ZipfFit | None]) -> int | None:
     return -max(scored)[1] if scored else None
 
 
-__all__ = ["MIN_COUNT", "ZipfFit", "best_fit", "piece_counts", "zipf_fit"]
+RESAMPLES = 200  # bootstrap resamples of the held-out lines behind the best fit's interval
+CONFIDENCE = 0.95
+
+
+@dataclass(frozen=True)
+class ZipfChoice:
+    """The best fit and how sure it is: the R² margin over the runner-up with its paired bootstrap
+    interval over held-out lines, and every size that interval cannot tell from the best."""
+
+    best: int | None
+    runner_up: int | None = None
+    margin: float | None = None  # R² of the best minus R² of the runner-up, on all the lines
+    low: float | None = None  # its percentile interval over the resamples
+    high: float | None = None
+    tied: tuple[int, ...] = ()  # the best, then the sizes whose margin interval reaches 0
+    r2_intervals: tuple[tuple[int, float, float], ...] = ()  # (size, low, high) of each size's R²
+    resamples: int = 0
+    confidence: float = CONFIDENCE
+
+    @property
+    def distinct(self) -> bool:
+        """True when the bootstrap tells the best from every other size."""
+        return self.best is not None and len(self.tied) <= 1
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def line_pieces(tokenizer, lines: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    """The piece ids of ``lines`` (no special tokens added) and the line each belongs to."""
+    rows = tokenizer.encode_batch_ids(list(lines))
+    ids = np.fromiter((i for row in rows for i in row), dtype=np.int64)
+    line_of = np.repeat(np.arange(len(rows), dtype=np.int64), [len(r) for r in rows])
+    return ids, line_of
+
+
+def bootstrap_best(fits: Mapping[int, ZipfFit | None], pieces: Mapping[int, tuple[np.ndarray, np.ndarray]],
+                   n_lines: int, resamples: int = RESAMPLES, confidence: float = CONFIDENCE,
+                   seed: int = 0) -> ZipfChoice:
+    """:func:`best_fit` with a paired percentile bootstrap over lines: every resample draws the same
+    lines for every size, refits, and records each size's R² (``pieces``: :func:`line_pieces`)."""
+    best = best_fit(fits)
+    fitted = sorted(k for k, f in fits.items() if f is not None)
+    if best is None or len(fitted) < 2 or n_lines < 2 or resamples < 1:
+        return ZipfChoice(best, tied=(best,) if best is not None else ())
+    rng = np.random.default_rng(seed)
+    r2 = {k: np.full(resamples, np.nan) for k in fitted}
+    for b in range(resamples):
+        weight = np.bincount(rng.integers(0, n_lines, n_lines), minlength=n_lines)
+        for k in fitted:
+            ids, line_of = pieces[k]
+            counts = np.bincount(ids, weights=weight[line_of]) if ids.size else np.zeros(0)
+            f = _fit_sorted(np.sort(counts[counts > 0])[::-1])
+            r2[k][b] = f.r2 if f is not None else np.nan
+    q = ((1 - confidence) / 2 * 100, (1 + confidence) / 2 * 100)
+
+    def interval(x: np.ndarray) -> tuple[float, float]:
+        x = x[~np.isnan(x)]
+        return (float(np.percentile(x, q[0])), float(np.percentile(x, q[1]))) if x.size else (float("nan"),) * 2
+
+    margins = {k: interval(r2[best] - r2[k]) for k in fitted if k != best}
+    runner = max((k for k in fitted if k != best), key=lambda k: (fits[k].r2, -k))
+    tied = (best, *sorted(k for k, (lo, _) in margins.items() if not lo > 0))
+    return ZipfChoice(best=best, runner_up=runner, margin=round(fits[best].r2 - fits[runner].r2, 6),
+                      low=round(margins[runner][0], 6), high=round(margins[runner][1], 6), tied=tied,
+                      r2_intervals=tuple((k, *map(lambda v: round(v, 6), interval(r2[k]))) for k in fitted),
+                      resamples=resamples, confidence=confidence)
+
+
+__all__ = ["CONFIDENCE", "MIN_COUNT", "RESAMPLES", "ZipfChoice", "ZipfFit", "best_fit", "bootstrap_best",
+           "line_pieces", "piece_counts", "zipf_fit"]

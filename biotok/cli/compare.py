@@ -227,6 +227,8 @@ def _print_result(res, plot: Path | None) -> None:
     _print_vocab(res.vocabs, res.duplicates, res.pairs, res.examples)
     if res.comparison is not None:
         _print_corpus(res.comparison, res.corpus)
+    if res.pathologies is not None:
+        click.echo("\n" + "\n".join(res.pathologies.markdown()).rstrip())
     if res.terms is not None:
         _print_terms(res.terms)
     if res.evidence is not None:

@@ -73,7 +73,8 @@ def sweep(corpus, sizes, algo, lower, normalize, unicode, strip_accents, seed, h
     from biotok.sweep import criteria_sentence  # lazy: as above
 
     for p in r.points:
-        mark = ("  <- knee" if p.vocab_size == r.knee else "") + ("  <- best Zipf fit" if p.vocab_size == r.zipf_best else "")
+        mark = ("  <- knee" if p.vocab_size == r.knee else "") + ("  <- best Zipf fit" if p.vocab_size == r.zipf_best else
+                                                             "  <- indistinguishable Zipf fit" if p.vocab_size in r.zipf_tied else "")
         zipf = f"Zipf R² {p.zipf_r2:.4f}" if p.zipf_r2 is not None else "Zipf R² -"
         click.echo(f"{p.vocab_size:>8,}  fertility {p.fertility:.3f}  pieces/line {p.mean_sequence_length:7.1f}  "
                    f"embedding {p.embedding_params / 1e6:6.1f} M  {zipf}{mark}")

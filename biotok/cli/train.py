@@ -118,7 +118,8 @@ def count(corpus, out, lower, normalize, unicode, strip_accents, field_name, wor
 
     These are the counts every trainer learns from. Counts of shards add up: count each shard
     (one per machine or job), then `biotok train --from-counts A.tsv --from-counts B.tsv`.
-    They also feed `spm_train --input_format=tsv` directly.
+    `spm_train --input_format=tsv` reads them too, but from one word a line it seeds no whole word
+    that begins no other (`avec` -> `▁a vec`); `biotok train --from-counts` writes them so it does.
 
     \b
       biotok count corpus.txt.gz --lower --out counts.tsv

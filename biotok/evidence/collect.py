@@ -17,7 +17,8 @@ from typing import Sequence
 
 from biotok.errors import CorpusError
 from biotok.evidence.entities import (EntityReport, entities_cards, entities_markdown, entities_provenance,
-                                      entities_section, entity_fragmentation, load_entity_docs)
+                                      entities_section, entity_fragmentation, load_entity_docs,
+                                      text_unit)
 from biotok.evidence.morphemes import (MorphemeReport, morpheme_alignment, morphemes_cards, morphemes_markdown,
                                        morphemes_provenance, morphemes_section, terminology_words)
 from biotok.evidence.numbers import (NumbersReport, number_segmentation, numbers_cards, numbers_markdown,
@@ -117,7 +118,10 @@ def collect_evidence(
         mentions = sum(len(d.mentions) for d in docs)
         if not mentions:  # refused before any line is logged: the error is the only line
             raise CorpusError(f"no entity mention in {entities} (a BRAT folder of .txt + .ann files, or a BIO file)")
-        log.info("entities: %s mentions in %s documents of %s", f"{mentions:,}", f"{len(docs):,}", name)
+        with_mentions = [d for d in docs if d.mentions]
+        left = len(docs) - len(with_mentions)
+        log.info("entities: %s mentions in %s %s of %s%s", f"{mentions:,}", f"{len(with_mentions):,}",
+                 text_unit(with_mentions), name, f" ({left:,} without a mention left out)" if left else "")
         with part("entities"):
             ent = entity_fragmentation(tokenizers, docs, dataset=name)
     words_source, texts = None, None

@@ -48,6 +48,7 @@ class EntityDoc:
     text: str
     mentions: tuple[Mention, ...]
     source: str = ""
+    unit: str = "document"  # what the text is: a "document" (BRAT) or a "sentence" (a CoNLL/BIO file)
 
     def __post_init__(self) -> None:
         for m in self.mentions:
@@ -128,10 +129,18 @@ class EntityReport:
     """Entity-aware fragmentation of several tokenizers on the same mentions."""
 
     dataset: str
-    documents: int
+    documents: int  # the texts measured: those with a mention
     types: tuple[str, ...]
     type_counts: tuple[int, ...]
     tokenizers: tuple[EntityFragmentation, ...]
+    unit: str = "documents"  # "sentences" for CoNLL/BIO files
+    left_out: int = 0  # texts without any mention, not measured
+
+    @property
+    def measured(self) -> str:
+        """'2,345 gold mentions in 1,418 sentences (249 without a mention left out)': the one count."""
+        left = f" ({self.left_out:,} without a mention left out)" if self.left_out else ""
+        return f"{sum(self.type_counts):,} gold mentions in {self.documents:,} {self.unit}{left}"
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -170,9 +179,11 @@ def entity_fragmentation(
     """Entity-aware fragmentation of every tokenizer on the mentions of ``docs``."""
     if not tokenizers:
         raise ConfigError("no tokenizer to measure")
+    given = len(docs)
     docs = [d for d in docs if d.mentions]
     if not docs:
         raise CorpusError(f"no entity mention in {dataset or 'the documents'}")
+    unit = text_unit(docs)
     words = _words_of(docs)
     type_counter = Counter(m.type for d in docs for m in d.mentions)
     types = tuple(sorted(type_counter))
@@ -203,8 +214,13 @@ def entity_fragmentation(
         ))
     return EntityReport(
         dataset=dataset, documents=len(docs), types=types, type_counts=tuple(type_counter[t] for t in types),
-        tokenizers=tuple(results),
+        tokenizers=tuple(results), unit=unit, left_out=given - len(docs),
     )
+
+
+def text_unit(docs: Sequence[EntityDoc]) -> str:
+    """'sentences' when every text is a CoNLL/BIO sentence, else 'documents'."""
+    return "sentences" if docs and all(d.unit == "sentence" for d in docs) else "documents"
 
 
 # --- reading mentions ---------------------------------------------------------------------------
@@ -218,7 +234,7 @@ def docs_from_sentences(sentences: Iterable, source: str = "") -> list[EntityDoc
             pos += len(w) + 1
         text = " ".join(s.words)
         mentions = tuple(Mention(starts[i], starts[j - 1] + len(s.words[j - 1]), t) for t, i, j in bio_spans(s.tags))
-        out.append(EntityDoc(text, mentions, getattr(s, "source", "") or source))
+        out.append(EntityDoc(text, mentions, getattr(s, "source", "") or source, unit="sentence"))
     return out
 
 
@@ -277,7 +293,7 @@ def _default_corpora() -> Path | None:
 def entities_markdown(r: EntityReport) -> list[str]:
     """report.md section: overall metrics per tokenizer, then one-piece share per entity type."""
     out = [f"## Entities: {r.dataset}", "",
-           f"{sum(r.type_counts):,} gold mentions in {r.documents:,} documents.", "",
+           f"{r.measured}.", "",
            "| tokenizer | pieces/entity | pieces/word | one piece | words whole | boundary crossings |",
            "|---|---|---|---|---|---|"]
     for f in r.tokenizers:
@@ -341,7 +357,6 @@ def entities_section(rep: EntityReport, names: Sequence[str]) -> Section:
     ex = Examples(f"Most fragmented mentions for {rep.tokenizers[0].name}", tuple(ex_rows),
                   "Pieces as spelled in the text; the other tokenizers are shown where the same mention is also among their worst.")
     return Section("entities", f"Entities: {rep.dataset}",
-                   f"{sum(rep.type_counts):,} gold mentions in {rep.documents:,} documents, each measured in its own "
-                   f"document's segmentation. A boundary crossing is a piece straddling the first or last character "
+                   f"{rep.measured}, each measured in its own {rep.unit[:-1]}'s segmentation. A boundary crossing is a piece straddling the first or last character "
                    f"of a mention: the NER head cannot label it cleanly.",
                    tables=_entity_tables(rep, ix), examples=(ex,) if ex_rows else ())

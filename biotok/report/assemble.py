@@ -9,6 +9,7 @@ from biotok.evidence import Evidence
 from biotok.evidence.terms import terms_section
 from biotok.io import versions as library_versions
 from biotok.metrics import Comparison
+from biotok.pathology import Pathologies
 from biotok.page import (Card, Column, Figure, Page, Section, Table, TokenizerInfo, VocabData, pct, segmented_texts,
                          shown_note)
 from biotok.tokenizer import BiotokTokenizer
@@ -120,6 +121,7 @@ def report_page(
     evidence: Evidence | None = None,
     command: str = "",
     inputs: Sequence[tuple[str, str]] = (),
+    pathologies: Pathologies | None = None,
 ) -> Page:
     """Assemble the page from biotok's results (each part optional)."""
     names = [t.name for t in tokenizers]
@@ -127,6 +129,8 @@ def report_page(
     for name, line in summary_cards(tokenizers, comparison, evidence):
         cards[name].append(line)
     sections = sample_sections(tokenizers, sentences, terms) + metric_sections(comparison, vocabs, duplicates, figures)
+    if pathologies is not None:
+        sections.append(pathologies.section())
     if evidence is not None:
         sections += evidence.sections(names)
     info = tuple(TokenizerInfo(t.name, t.source, t.marker, t.vocab_size, t.lowercase) for t in tokenizers)

@@ -19,8 +19,10 @@ from biotok.metrics import Comparison, compare
 from biotok.terminology import segment_terms
 from biotok.output import atomic_directory, check_writable
 from biotok.page import png_figure
+from biotok.pathology import Pathologies, WordTally
 from biotok.progress import Phases
 from biotok.report.assemble import report_page
+from biotok.report.compare import corpus_pathologies
 from biotok.report.figures import CAPTIONS, TITLES, report_figures
 from biotok.report.html import write_html
 from biotok.report.markdown import write_markdown
@@ -41,6 +43,7 @@ class Report:
     comparison: Comparison
     html: Path | None = None
     evidence: Evidence | None = None
+    pathologies: Pathologies | None = None
 
 
 def build_report(
@@ -84,10 +87,12 @@ def build_report(
         ev = collect_evidence(tokenizers, entities=entities, terminology=terminology, terms=terms, data_dir=data_dir,
                               phases=phases)
         picker = SentencePicker(sample_sentences)
+        tally = WordTally(compare_kwargs.get("normalize_config"))
         with phases.run("corpus"):
-            cmp = compare(tokenizers, picker.watch(lines), **compare_kwargs)
+            cmp = compare(tokenizers, tally.wrap(picker.watch(lines)), **compare_kwargs)
         if cmp.results[0].words == 0:
             raise CorpusError(f"no words in corpus {corpus_label}")
+        found = corpus_pathologies(tokenizers, cmp, tally.counts)
         vocabs = [as_vocab(t) for t in tokenizers]
         table = segment_terms(tokenizers, terms) if terms else None
         decision = decide_with(evidence, cmp.as_dict(), corpus_label) if evidence is not None else None
@@ -95,21 +100,22 @@ def build_report(
             with phases.run("figures"):
                 figs = report_figures(cmp, vocabs, tmp)
             with phases.run("report.md"):
-                write_markdown(tmp / "report.md", cmp, vocabs, figs, corpus_label, table, ev, html)
+                write_markdown(tmp / "report.md", cmp, vocabs, figs, corpus_label, table, ev, html, found)
                 _put_decision(tmp / "report.md", decision, "\n\n", lambda d: d.markdown(level=2))
             if html:
                 with phases.run("report.html"):
                     _write_html(tmp / "report.html", tokenizers, cmp, vocabs, figs, corpus_label, terms, ev,
                                 [(s, "corpus") for s in picker.picked] + [(s, "given") for s in sentences], command,
-                                inputs)
+                                inputs, found)
                     _put_decision(tmp / "report.html", decision, '<main class="wrap">', lambda d: d.html_section())
     return Report(out, out / "report.md", tuple(out / f.name for f in figs), cmp,
-                  out / "report.html" if html else None, ev)
+                  out / "report.html" if html else None, ev, found)
 
 
 def _write_html(path: Path, tokenizers: Sequence[BiotokTokenizer], cmp: Comparison, vocabs: Sequence[Vocab],
                 figs: Sequence[Path], corpus_label: str, terms: Sequence[tuple[str, str]] | None, ev: Evidence,
-                sentences: Sequence[tuple[str, str]], command: str, inputs: Sequence) -> None:
+                sentences: Sequence[tuple[str, str]], command: str, inputs: Sequence,
+                pathologies: Pathologies | None = None) -> None:
     r0 = cmp.results[0]
     page = report_page(
         tokenizers,
@@ -118,7 +124,7 @@ def _write_html(path: Path, tokenizers: Sequence[BiotokTokenizer], cmp: Comparis
         comparison=cmp, vocabs=vocabs, duplicates=[duplicates(v) for v in vocabs], sentences=sentences,
         terms=terms or (), figures=[png_figure(f, TITLES.get(f.stem, f.stem), CAPTIONS.get(f.stem, "")) for f in figs],
         evidence=ev,
-        command=command, inputs=_provenance(corpus_label, inputs, terms, sentences, ev),
+        command=command, inputs=_provenance(corpus_label, inputs, terms, sentences, ev), pathologies=pathologies,
     )
     write_html(page, path)
 

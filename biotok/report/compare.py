@@ -13,6 +13,7 @@ from biotok.config import EXAMPLES
 from biotok.errors import CorpusError
 from biotok.evidence import Evidence, collect_evidence
 from biotok.metrics import Comparison, compare
+from biotok.pathology import Pathologies, WordTally, find_pathologies
 from biotok.terminology import TermTable, segment_terms
 from biotok.tokenizer import BiotokTokenizer
 from biotok.vocab import Vocab, VocabDiff, as_vocab, diff_vocab, duplicate_pairs
@@ -32,6 +33,7 @@ class CompareResult:
     terms: TermTable | None = None
     terms_path: str | None = None
     evidence: Evidence | None = None  # entities, terminology, morphemes, numbers (biotok.evidence)
+    pathologies: Pathologies | None = None  # with a corpus: suffix top pieces, common words split (biotok.pathology)
 
     def as_dict(self) -> dict:
         """Everything, JSON-safe (NaN -> null, tuples -> lists), for ``compare --json``."""
@@ -55,6 +57,8 @@ class CompareResult:
             out["terms"] = {"path": self.terms_path, **self.terms.as_dict()}
         if self.evidence is not None:
             out["evidence"] = self.evidence.as_dict()
+        if self.pathologies is not None:
+            out["pathologies"] = self.pathologies.as_dict()
         return json_safe(out)
 
 
@@ -89,11 +93,13 @@ def compare_tokenizers(
     ``corpus`` and ``terms_path`` only label where ``lines`` and ``terms`` came from.
     """
     vocabs = tuple(as_vocab(t) for t in tokenizers)
-    cmp = None
+    cmp = pathologies = None
     if lines is not None:
-        cmp = compare(tokenizers, lines, **compare_kwargs)
+        tally = WordTally(compare_kwargs.get("normalize_config"))
+        cmp = compare(tokenizers, tally.wrap(lines), **compare_kwargs)
         if cmp.results[0].words == 0:
             raise CorpusError(f"no words in corpus {', '.join(corpus)}")
+        pathologies = corpus_pathologies(tokenizers, cmp, tally.counts)
     return CompareResult(
         tokenizers=tuple(tokenizers),
         vocabs=vocabs,
@@ -101,6 +107,7 @@ def compare_tokenizers(
         pairs=tuple(diff_vocab(a, b, examples=examples) for a, b in combinations(vocabs, 2)),
         examples=examples,
         comparison=cmp,
+        pathologies=pathologies,
         corpus=tuple(corpus),
         terms=None if terms is None else segment_terms(tokenizers, terms),
         terms_path=terms_path,
@@ -110,4 +117,11 @@ def compare_tokenizers(
     )
 
 
-__all__ = ["CompareResult", "compare_tokenizers", "json_safe"]
+def corpus_pathologies(tokenizers: Sequence[BiotokTokenizer], cmp: Comparison, word_counts) -> Pathologies:
+    """:func:`biotok.pathology.find_pathologies` on a measured corpus: its piece counts, its words."""
+    freqs = [{t.id_to_token(i) or str(i): n for i, n in c.piece_freqs.items()} for t, c in zip(tokenizers, cmp.counts)]
+    return find_pathologies([t.name for t in tokenizers], [t.marker for t in tokenizers],
+                            [t.backend for t in tokenizers], word_counts, piece_freqs=freqs)
+
+
+__all__ = ["CompareResult", "compare_tokenizers", "corpus_pathologies", "json_safe"]

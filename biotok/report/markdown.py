@@ -10,6 +10,7 @@ from typing import Sequence
 from biotok.evidence import Evidence
 from biotok.evidence.terms import terms_markdown
 from biotok.metrics import Comparison
+from biotok.pathology import Pathologies
 from biotok.terminology import TermTable
 from biotok.page import num
 from biotok.report.figures import CAPTIONS
@@ -54,7 +55,8 @@ def vocab_markdown(vocabs: Sequence[Vocab]) -> list[str]:
 
 
 def write_markdown(path: Path, cmp: Comparison, vocabs: Sequence[Vocab], figures: Sequence[Path], corpus: str,
-                   terms: TermTable | None = None, evidence: Evidence | None = None, html: bool = False) -> None:
+                   terms: TermTable | None = None, evidence: Evidence | None = None, html: bool = False,
+                   pathologies: Pathologies | None = None) -> None:
     """Write report.md (``html``: link to report.html, written beside it)."""
     r0 = cmp.results[0]
     lines = [
@@ -80,6 +82,8 @@ def write_markdown(path: Path, cmp: Comparison, vocabs: Sequence[Vocab], figures
         "",
         *vocab_markdown(vocabs),
     ]
+    if pathologies is not None:
+        lines += ["", *pathologies.markdown()]
     if terms is not None:
         lines += ["", *terms_markdown(terms)]
     if evidence is not None:

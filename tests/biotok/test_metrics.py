@@ -275,3 +275,16 @@ def test_word_arrays_without_the_whitespace_steps(cfg, lines: list[str]) -> None
     sp = WordSplitter(cfg)
     for x, y in zip(sp.arrays(lines), word_arrays(sp.spans(lines), lines)):
         assert np.array_equal(x, y)
+
+
+def test_a_bare_word_start_marker_is_no_marker_in_the_term_table() -> None:
+    from tokenizers import Tokenizer, models, pre_tokenizers
+
+    vocab = [("<unk>", 0.0), ("▁", -1.0), ("ibu", -2.0), ("prof", -2.0), ("ène", -2.0)]
+    vocab += [(c, -9.0) for c in "ibuprofèn"]
+    backend = Tokenizer(models.Unigram(vocab, unk_id=0, byte_fallback=False))
+    backend.pre_tokenizer = pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="always", split=True)
+    tok = BiotokTokenizer(backend, name="spm", specials={"unk": "<unk>"})
+    row = segment_terms([tok], [("ibuprofène", "drug")]).rows[0]
+    assert row.pieces[0] == ("▁", "ibu", "prof", "ène")
+    assert row.cell(0) == "∅-ibu-prof-ène"  # the piece is counted, the marker never shown

@@ -86,3 +86,23 @@ def test_the_criteria_sentence_says_when_they_disagree():
     assert split.criteria_agree is False and "disagree" in criteria_sentence(split)
     none = SweepResult("unigram", 8, 10, 100, pts, knee=None, zipf_best=4000)
     assert none.criteria_agree is None and "no knee" in criteria_sentence(none).lower()
+
+
+def test_the_best_zipf_fit_comes_with_its_interval_or_says_indistinguishable():
+    from biotok.sweep import SweepPoint, SweepResult, criteria_sentence, sweep_markdown
+    from biotok.zipf import ZipfChoice
+
+    pts = tuple(SweepPoint(n, 1.5, 0.3, 20.0, 100, n * 8, f"t/{n}", 1.0, 0.9) for n in (1000, 2000, 4000))
+    tied = ZipfChoice(best=4000, runner_up=2000, margin=0.0003, low=-0.001, high=0.0016, tied=(4000, 2000),
+                      r2_intervals=((1000, 0.8, 0.85), (2000, 0.89, 0.91), (4000, 0.895, 0.91)), resamples=200)
+    r = SweepResult("unigram", 8, 10, 100, pts, knee=2000, zipf_best=4000, zipf_choice=tied)
+    text = criteria_sentence(r)
+    assert "cannot tell 4,000 from 2,000: indistinguishable" in text and "[-0.0010, +0.0016]" in text
+    assert r.criteria_agree and "among the sizes the Zipf fit cannot tell apart" in text
+    md = sweep_markdown(r)
+    assert "◀ best Zipf fit (indistinguishable)" in md and "2,000 ◀ knee ◀ indistinguishable Zipf fit" in md
+    assert "[0.8950, 0.9100]" in md
+    clear = SweepResult("unigram", 8, 10, 100, pts, knee=2000, zipf_best=4000,
+                        zipf_choice=ZipfChoice(4000, 2000, 0.003, 0.001, 0.005, (4000,), (), 200))
+    assert "most closely at **4,000** (R² +0.0030 over 2,000, 95% interval [+0.0010, +0.0050]" in criteria_sentence(clear)
+    assert clear.criteria_agree is False

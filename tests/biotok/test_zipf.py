@@ -57,3 +57,28 @@ def test_piece_counts_of_a_tokenizer(tiny_unigram, sample_lines):
     assert sum(counts.values()) == sum(len(tok.encode(l).pieces) for l in sample_lines[:200])
     fit = zipf_fit(counts)
     assert 0.5 < fit.exponent < 2.0 and fit.r2 > 0.8
+
+
+def _lines_of(counts: list[int], n_lines: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Piece ids with these totals, spread at random over ``n_lines`` lines."""
+    rng = np.random.default_rng(seed)
+    ids = np.repeat(np.arange(len(counts)), counts)
+    return ids, rng.integers(0, n_lines, ids.size)
+
+
+def test_bootstrap_tells_a_clear_best_fit_and_says_when_it_cannot():
+    from biotok.zipf import bootstrap_best
+
+    zipf = [int(20000 / r) for r in range(1, 301)]  # a power law
+    bent = [int(20000 / r ** (0.5 if r < 30 else 1.5)) for r in range(1, 301)]  # far from one
+    near = [c + (3 if r % 2 else 0) for r, c in enumerate(zipf)]  # the power law, barely moved
+    pieces = {1000: _lines_of(zipf, 500, 1), 2000: _lines_of(bent, 500, 2), 4000: _lines_of(near, 500, 3)}
+    fits = {k: zipf_fit(np.bincount(ids)) for k, (ids, _) in pieces.items()}
+    c = bootstrap_best(fits, pieces, 500, resamples=100)
+    assert c.best == max(fits, key=lambda k: fits[k].r2)
+    assert set(c.tied) == {1000, 4000}  # the two power laws cannot be told apart; the bent one can
+    assert not c.distinct and c.low <= 0 <= c.high
+    clear = bootstrap_best({k: fits[k] for k in (1000, 2000)}, pieces, 500, resamples=100)
+    assert clear.distinct and clear.tied == (1000,) and clear.runner_up == 2000 and clear.low > 0
+    assert clear == bootstrap_best({k: fits[k] for k in (1000, 2000)}, pieces, 500, resamples=100)  # seeded
+    assert bootstrap_best({1000: fits[1000]}, pieces, 500).tied == (1000,)

@@ -14,6 +14,8 @@ from biotok.evidence.entities import (
     EntityStats,
     Mention,
     docs_from_sentences,
+    entities_markdown,
+    entities_section,
     entity_fragmentation,
     load_entity_docs,
     mention_counts,
@@ -100,11 +102,15 @@ def test_fragmentation_on_a_bio_file_and_a_brat_folder(tmp_path, tiny_unigram):
 
     tok = biotok.load(str(tiny_unigram))
     bio = tmp_path / "ner.txt"
-    bio.write_text("Une O\nhépatite B-DISO\nvirale I-DISO\n\nLe O\nparacétamol B-CHEM\n", encoding="utf-8")
+    bio.write_text("Une O\nhépatite B-DISO\nvirale I-DISO\n\nLe O\nparacétamol B-CHEM\n\nRien O\n", encoding="utf-8")
     name, docs = load_entity_docs(bio)
-    assert name == "ner.txt" and len(docs) == 2
+    assert name == "ner.txt" and len(docs) == 3
     rep = entity_fragmentation([tok], docs, dataset=name)
     assert rep.types == ("CHEM", "DISO") and rep.type_counts == (1, 1)
+    # CoNLL sentences are called sentences, and counted once: the measured ones, the rest said left out
+    assert (rep.unit, rep.documents, rep.left_out) == ("sentences", 2, 1)
+    assert "2 gold mentions in 2 sentences (1 without a mention left out)." in entities_markdown(rep)
+    assert "documents" not in entities_section(rep, [tok.name]).lead
     f = rep.tokenizers[0]
     assert f.overall.entities == 2
     # the same numbers, recomputed by hand from the tokenizer's own pieces
@@ -119,7 +125,8 @@ def test_fragmentation_on_a_bio_file_and_a_brat_folder(tmp_path, tiny_unigram):
     (brat / "d1.ann").write_text("T1\tDISO 0 14\tCancer du sein\nT2\tCHEM 26 36\ttamoxifène\n", encoding="utf-8")
     name, docs = load_entity_docs(brat)
     assert name == "brat" and [m.type for m in docs[0].mentions] == ["DISO", "CHEM"]
-    assert entity_fragmentation([tok], docs).tokenizers[0].overall.entities == 2
+    rep = entity_fragmentation([tok], docs)
+    assert rep.tokenizers[0].overall.entities == 2 and (rep.unit, rep.documents) == ("documents", 1)
 
 
 def test_unknown_dataset_is_one_clear_error(tmp_path):
