@@ -52,9 +52,10 @@ from biotok.errors import BiotokError
 from biotok.output import atomic_file
 from biotok_train import predict_report as R
 from biotok_train.ablate import estimate as E
-from biotok_train.ablate import leg_names, run_ablation
+from biotok_train.ablate import run_ablation
+from biotok_train.ablate.keys import Key
 from biotok_train.ablate import slots as S
-from biotok_train.ablate import records as REC
+from biotok_train.ablate import store as REC
 from biotok_train.config import AblationConfig, EngineConfig, FinetuneConfig, ProbeConfig
 from biotok_train.predict import intrinsic_metrics
 from biotok_train.probe import run_probe
@@ -158,20 +159,11 @@ def gpu_side(work: Path, vocabs: dict[str, str], engine: EngineConfig, tasks: tu
     vocabularies (one run_ablation with ``pairs="all"``) and its costs. ``seeds``: over these
     pretraining seeds only (the slots merged so far). With force: the work folder is this
     recipe's, whose config.json may hold fewer seeds from an earlier merge."""
-    cfg, seen = gpu_config(work, vocabs, tasks), {}
+    cfg = gpu_config(work, vocabs, tasks)
     if seeds is not None:
         cfg = dataclasses.replace(cfg, pretrain_seeds=seeds)
-    if "pairs" in {f.name for f in dataclasses.fields(AblationConfig)}:  # every pair in one analysis (issue 38)
-        report = run_ablation(dataclasses.replace(cfg, pairs="all"), work / "gpu", engine=engine, force=True)
-        result = json.loads(report.json_path.read_text(encoding="utf-8"))
-    else:  # before AblationConfig.pairs: the report once per first arm, only the analysis again, the recipe's last
-        for i in (*range(1, len(toks := cfg.tokenizers)), 0):
-            report = run_ablation(dataclasses.replace(cfg, tokenizers=toks[i:] + toks[:i]), work / "gpu",
-                                  engine=engine, progress=i == 0, force=True)
-            result = json.loads(report.json_path.read_text(encoding="utf-8"))
-            for c in result["comparisons"]:
-                seen.setdefault((c["size"], c["task"], c["metric"], frozenset((c["reference_arm"], c["candidate_arm"]))), c)
-        result = {**result, "comparisons": list(seen.values())}
+    report = run_ablation(dataclasses.replace(cfg, pairs="all"), work / "gpu", engine=engine, force=True)
+    result = json.loads(report.json_path.read_text(encoding="utf-8"))
     costs = json.loads(report.json_path.with_name("costs.json").read_text(encoding="utf-8"))
     return {**result, "costs": costs, "pretrain_seeds": list(cfg.pretrain_seeds), "pieces": REC.read_pieces(work / "gpu")}
 
@@ -259,7 +251,8 @@ def slots_section(work: Path, cfg: AblationConfig, tasks: tuple[str, ...] | None
 def _names(us) -> str:
     kinds: dict[str, int] = {}
     for u in us:
-        kind = "pretraining units" if u.model else u.name.split("/")[0] + (" (floors)" if "/floor/" in u.name else "")
+        k = Key.parse(u.name)
+        kind = "pretraining units" if u.model else k.kind + (" (floors)" if k.floor else "")
         kinds[kind] = kinds.get(kind, 0) + 1
     return ", ".join(f"{n} {k}" for k, n in kinds.items())
 
@@ -272,7 +265,7 @@ def estimate_lines(cfg: AblationConfig, jobs: list, seconds: dict) -> list[str]:
     costs = json.loads(SLOT_COSTS.read_text(encoding="utf-8"))
     kinds: dict[str, list[float]] = {}
     for j in mine:
-        kind = j.key.split("/")[0] + (" (floors)" if "/floor/" in j.key else "")
+        kind = (k := Key.parse(j.key)).kind + (" (floors)" if k.floor else "")
         kinds.setdefault(kind, []).append(seconds[j.key])
     asks = {j.key: DEVICE["share"] if j.gpus > 0 else 0.0 for j in mine}
     wall = S.simulate(mine, seconds, asks, 1.0, DEVICE["cores"]) + E.STARTUP_S
@@ -327,7 +320,7 @@ def merge_archives(work: Path, archives: list[str], vocabs: dict[str, str], task
     for a, manifest, records in read:
         jobs, keys = S.plan_jobs(cfg, manifest.get("precision"))
         keep, part = S.merge_filter(jobs, keys, records)
-        m = _import(a, work / "gpu", keep)
+        m = REC.import_records(a, work / "gpu", select=keep)
         kept = sum(1 for k in records if keep(k))
         print(f"ablation_gpu_fr: merged {a}: {kept} of {len(records)} records ({m.get('piece')}, {m.get('device')}, "
               f"{m.get('precision')})" + (f"; left out, incomplete (the next slot runs them again): "
@@ -338,25 +331,6 @@ def merge_archives(work: Path, archives: list[str], vocabs: dict[str, str], task
     if not seeds:
         return None
     return gpu_side(work, vocabs, EngineConfig(precision=REC.recorded_precision(work / "gpu")), tasks, seeds)
-
-
-def _import(archive: str, out: Path, keep) -> dict:
-    """:func:`~biotok_train.ablate.records.import_records` of the records ``keep`` accepts (by job key)."""
-    import inspect  # lazy: one use
-    import tarfile  # lazy: one use
-    import tempfile  # lazy: one use
-
-    if "select" in inspect.signature(REC.import_records).parameters:
-        return REC.import_records(archive, out, select=keep)
-    # until import_records takes select=: a copy of the archive without the records it refuses
-    with tempfile.TemporaryDirectory() as d:
-        kept = Path(d) / "kept.tar.xz"
-        with tarfile.open(archive, "r:*") as src, tarfile.open(kept, "w:xz") as dst:
-            for m in src.getmembers():
-                key = m.name[len("jobs/"):].removesuffix(".json").removesuffix(".cost")
-                if m.isfile() and (not m.name.startswith("jobs/") or keep(key)):
-                    dst.addfile(m, src.extractfile(m))
-        return REC.import_records(kept, out)
 
 
 def plan_section(work: Path, vocabs: dict[str, str]) -> list[str]:

@@ -21,6 +21,8 @@ from pathlib import Path
 
 from benchmarks._common import CACHE, REPO, require_data
 from benchmarks.corpora import CAMEMBERTA, CORPORA, PAMJ, wmt_french_file
+from biotok_train.ablate.keys import Key
+from biotok_train.ablate.store import read_record
 
 WORK = CACHE / "transfer_cpu"
 PUBLISHED = REPO / "docs" / "results" / "transfer-cpu"
@@ -61,8 +63,8 @@ def recipe(base: Path, tokenizer: Path, quick: bool):
 def intro(report, out: Path, vocab: str) -> list[str]:
     """The general model and the rows each method made (from the jobs' records), then the curve's verdict."""
     base = json.loads((Path(report.config.base) / "metrics.jsonl").read_text(encoding="utf-8").splitlines()[-1])
-    counts = json.loads((out / "jobs" / "transfer" / "fvt" / f"{vocab}.json").read_text(encoding="utf-8"))
-    rows = ", ".join(f"{n:,} {kind}" for kind, n in counts["result"]["counts"].items() if n)
+    _, counts = read_record(out, str(Key("transfer", vocab=vocab, method="fvt")), None)
+    rows = ", ".join(f"{n:,} {kind}" for kind, n in counts["counts"].items() if n)
     lines = [f"General model: BERT-tiny, {base['step']:,} steps on the French WMT biomedical abstracts with CamemBERTa's "
              f"vocabulary (final training loss {base['loss']:.2f}). Rows of the in-domain vocabulary ({rows}): the "
              "composed ones are `fvt`'s mean of the old rows of the piece's CamemBERTa pieces, drawn at random by "

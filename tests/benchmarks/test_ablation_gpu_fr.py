@@ -195,7 +195,7 @@ def _in_slots(data, tmp_path, work, down, monkeypatch, capsys):
     put in .gpu, killed partway, its archive merged home (whole units only), the next slot on a
     fresh machine runs what is missing, merged home: every job of the seed counts done and the
     verdicts are the one-go run's."""
-    from biotok_train.ablate import records as REC
+    from biotok_train.ablate import store as REC
     from biotok_train.ablate import slots as S
 
     monkeypatch.setattr(A, "WORK", tmp_path / "nothing")
