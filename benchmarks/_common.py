@@ -145,31 +145,37 @@ def run_published_ablation(cfg, work: Path, tok: Path, slug: str, title: str, do
     Unigram_L of 8,000 pieces trained on the ablation's own pretraining split, then (unless
     ``quick``) copy its report to docs/results/SLUG/ with a README written from the numbers.
     ``force``: the work folder is shared with another recipe (ablate keeps the jobs they share)."""
-    import shutil
-
     from biotok_train.ablate import run_ablation
-    from biotok_train.ablate.report import published_readme
 
     out = work / "run"
     ablation_unigram_l(cfg, out, tok)
     # the ablation (resumable: a rerun reuses every finished part)
     report = run_ablation(cfg, out, progress=False, force=force)
     if not quick:
-        dest = REPO / "docs" / "results" / slug
-        dest.mkdir(parents=True, exist_ok=True)
-        for name in ("ablation.md", "ablation.json", "ablation.png", "config.json", "timings.json", "costs.json",
-                     "heldout_curve.png"):
-            if name not in ("timings.json", "costs.json", "heldout_curve.png") or (out / name).is_file():
-                shutil.copyfile(out / name, dest / name)
-            else:  # a file of an older publication that this run does not make (timings.json: before costs.json)
-                (dest / name).unlink(missing_ok=True)
-        setup = "Setup: " + " ".join(doc.split("Phases: ", 1)[1].split("\n"))
-        text = published_readme(report, out, title=title, setup=setup, cpu_count=machine()["cpu_count"],
-                                command=f"python -m benchmarks.experiments.{script or slug.replace('-', '_')}")
-        (dest / "README.md").write_text(text, encoding="utf-8")
-        print(f"wrote {dest}", file=sys.stderr)
+        publish_ablation(report, out, REPO / "docs" / "results" / slug, title, doc,
+                         f"python -m benchmarks.experiments.{script or slug.replace('-', '_')}")
     print("\n".join(report.sentences))
     return report
+
+
+def publish_ablation(report, out: Path, dest: Path, title: str, doc: str, command: str) -> None:
+    """An ablation's report from OUT copied to ``dest`` with a README written from the numbers
+    (its setup: ``doc`` from "Phases: " on; ``command``: the one that makes it)."""
+    import shutil
+
+    from biotok_train.ablate.report import published_readme
+
+    dest.mkdir(parents=True, exist_ok=True)
+    for name in ("ablation.md", "ablation.json", "ablation.png", "config.json", "timings.json", "costs.json",
+                 "heldout_curve.png"):
+        if name not in ("timings.json", "costs.json", "heldout_curve.png") or (out / name).is_file():
+            shutil.copyfile(out / name, dest / name)
+        else:  # a file of an older publication that this run does not make (timings.json: before costs.json)
+            (dest / name).unlink(missing_ok=True)
+    setup = "Setup: " + " ".join(doc.split("Phases: ", 1)[1].split("\n"))
+    text = published_readme(report, out, title=title, setup=setup, cpu_count=machine()["cpu_count"], command=command)
+    (dest / "README.md").write_text(text, encoding="utf-8")
+    print(f"wrote {dest}", file=sys.stderr)
 
 
 PLATEAU_BUDGET = 6000  # the first published run (docs/results/ablation-cpu/): its arms are on the plateau

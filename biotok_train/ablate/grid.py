@@ -20,8 +20,11 @@ from typing import Sequence
 from biotok_train.ablate import jobs as J
 from biotok_train.ablate.graph import Job, digest
 from biotok_train.ablate.keys import Key, finetune_settings
-from biotok_train.ablate.plan import Leg, floor_name, snapshot_dir, task_dir
+from biotok_train.ablate.plan import Layout, Leg, floor_name, snapshot_dir, task_dir
 from biotok_train.config import AblationConfig
+
+
+OUT = Layout()  # the paths of OUT, relative: what the jobs own and take
 
 
 @dataclass
@@ -67,16 +70,17 @@ def _start(g: Grid, cfg: AblationConfig, fp: dict, leg: Leg, p: int) -> tuple[st
 
 
 def _transferred(g: Grid, fp: dict, leg: Leg, method: str) -> tuple[str, tuple[str, ...]]:
+    rel = str(OUT.transfer(method, leg.vocab))
     key = g.add(Key("transfer", vocab=leg.vocab, method=method), J.transfer, (method, leg.vocab, leg.tokenizer),
-                inputs=digest(fp["base"], fp["tok"][leg.vocab], method), owns=(f"transfer/{method}/{leg.vocab}",))
-    return f"transfer/{method}/{leg.vocab}", (key,)
+                inputs=digest(fp["base"], fp["tok"][leg.vocab], method), owns=(rel,))
+    return rel, (key,)
 
 
 def _random_init(g: Grid, cfg: AblationConfig, fp: dict, leg: Leg, p: int) -> tuple[str, tuple[str, ...]]:
     """init/random.V/pP: the base's architecture, random weights, V's tokenizer (a transferred model's)."""
     template, needs = (cfg.base, ()) if leg.init in ("general", "continual") else \
         _transferred(g, fp, leg, cfg.transfer_methods[0])
-    rel = f"init/random.{leg.vocab}/p{p}"
+    rel = str(OUT.init(leg.vocab, p))
     key = g.add(Key("init", vocab=leg.vocab, pseed=p), J.random_like, (template, p, rel), needs,
                 inputs=digest(fp["base"], p), owns=(rel,))
     return rel, (key,)
@@ -86,7 +90,7 @@ def _floor_model(g: Grid, cfg: AblationConfig, fp: dict, size: str, leg: Leg, p:
     """The random-init model a floor fine-tunes: with a base its vocabulary's init, else a fresh BERT."""
     if cfg.base is not None:
         return _random_init(g, cfg, fp, leg, p)
-    rel = f"arms/{size}/{leg.name}/floor/p{p}/model"
+    rel = str(OUT.floor_model(size, leg.name, p))
     key = g.add(Key("floor-model", size, leg.name, pseed=p), J.random_bert, (leg.vocab, size, p, rel),
                 (_prepare(leg),), inputs=digest(p, size), owns=(rel,))
     return rel, (key,)
@@ -97,13 +101,13 @@ def _finetunes(g: Grid, cfg: AblationConfig, fp: dict, cell: tuple, models: dict
     """Every (pretraining seed, fine-tuning seed) run of ``tasks`` on ``models`` (by pretraining seed):
     the arm's (``cell``: size, arm, step None), or the curve's at step K (in arms/SIZE/ARM/kK/)."""
     size, arm, step = cell
-    kind, rel_dir = ("finetune", f"arms/{size}/{arm}") if step is None else ("curve", f"arms/{size}/{arm}/k{step}")
+    kind = "finetune" if step is None else "curve"
     for task in tasks:
         runs = g.runs.setdefault((size, arm, task, step), {})
         for p, (model, needs) in models.items():
             for f in cfg.seeds:
                 folder = task_dir(task, fp["task"][task])
-                rel = f"{rel_dir}/p{p}/{folder}/f{f}"
+                rel = str(OUT.run(size, arm, p, step) / folder / f"f{f}")
                 key = g.add(Key(kind, size, arm, pseed=p, task=folder, fseed=f, step=step), J.finetune,
                             (task, model, f, rel), needs, owns=(rel,), gpus=1.0, shares_gpu=True,
                             inputs=digest(fp["task"][task], fp["base"], finetune_settings(cfg, f), fp.get("precision")))
@@ -117,7 +121,7 @@ def _arm(g: Grid, cfg: AblationConfig, fp: dict, size: str, leg: Leg) -> None:
         if not leg.pretrained:
             models[p] = (cfg.base, ())
             continue
-        rel = f"arms/{size}/{leg.name}/p{p}"
+        rel = str(OUT.run(size, leg.name, p))
         init, needs = _start(g, cfg, fp, leg, p)
         settings = [cfg.budget, cfg.batch_size, cfg.lr, cfg.seq_len, list(cfg.curve), size, p, fp["base"], fp.get("precision")]
         key = g.add(Key("pretrain", size, leg.name, pseed=p), J.pretrain, (size, leg.vocab, p, rel, init),
@@ -175,7 +179,7 @@ def _prepare(leg: Leg) -> str:
 
 
 def _rel(size: str, leg: Leg, p: int) -> PurePosixPath:
-    return PurePosixPath("arms", size, leg.name, f"p{p}")
+    return OUT.run(size, leg.name, p)
 
 
 def build(cfg: AblationConfig, legs: Sequence[Leg], fp: dict) -> Grid:
@@ -185,7 +189,7 @@ def build(cfg: AblationConfig, legs: Sequence[Leg], fp: dict) -> Grid:
     g = Grid()
     for vocab, tok in dict.fromkeys((leg.vocab, leg.tokenizer) for leg in legs):
         g.add(Key("prepare", vocab=vocab), J.prepare, (vocab, tok), inputs=digest(fp["corpus"], fp["tok"][vocab], cfg.seq_len),
-              owns=(f"data/{vocab}", f"data/{vocab}.heldout"))
+              owns=(str(OUT.data(vocab)), str(OUT.data(vocab, heldout=True))))
     for size in cfg.sizes:
         for leg in legs:
             _arm(g, cfg, fp, size, leg)
@@ -197,7 +201,7 @@ def build(cfg: AblationConfig, legs: Sequence[Leg], fp: dict) -> Grid:
         vocabs = {leg.vocab: leg.tokenizer for leg in legs}
         g.add(Key("probe"), J.probe, (vocabs,), inputs=digest(fp["corpus"], [fp["tok"][v] for v in vocabs], cfg.probe,
                                                            cfg.pretrain_seeds, cfg.batch_size, cfg.seq_len),
-              owns=("probe",))
+              owns=(str(OUT.probe()),))
     return g
 
 

@@ -15,7 +15,6 @@ import heapq
 import os
 import time
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Callable, Iterable, Mapping, Sequence
 
 from biotok_train.ablate.graph import Job, select

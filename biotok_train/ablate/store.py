@@ -7,7 +7,7 @@ A short GPU slot runs one piece (``run_ablation`` with ``EngineConfig.only``) on
 and can send back only small files: :func:`export_records` packs OUT/jobs (each record and its
 cost, a few kilobytes a job; no model, no prepared data) with a manifest of where and in what
 arithmetic they were made; :func:`import_records` merges such archives into another OUT, where a
-report is then written from the records alone (``EngineConfig.precision``).
+report is then written from the records alone (``run_ablation(precision=...)``).
 
 An archive comes from another machine: it is read as data, never unpacked. Only regular files
 named ``jobs/...json`` (and the manifest) are accepted, read block by block with bounded sizes

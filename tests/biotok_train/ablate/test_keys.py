@@ -17,7 +17,7 @@ from biotok_train.ablate.keys import KINDS, Key, task_key
 from biotok_train.ablate.plan import leg_names, plan_legs
 from biotok_train.config import AblationConfig
 from biotok_train.tasks import load
-from tests.biotok_train.test_ablate import _fake_ablation, _bio_task
+from tests.biotok_train.ablate.test_run import _fake_ablation, _bio_task
 
 SHARED = Path(os.environ.get("BIOTOK_SHARED_DATA", Path(__file__).resolve().parents[3] / ".." / "shared" / "data"))
 needs_shared = pytest.mark.skipif(not (SHARED / "corpora").is_dir(), reason=f"needs the shared data at {SHARED}")
