@@ -25,11 +25,12 @@ from __future__ import annotations
 import dataclasses
 import sys
 
-from benchmarks._common import (CACHE, PLATEAU_BUDGET, REPO, ablation_cpu_recipe as recipe, ablation_cpu_suffix as suffix,
-                                ablation_unigram_l, publish_ablation, require_data)
+import benchmarks._common as C
+from benchmarks._common import (PLATEAU_BUDGET, REPO, ablation_cpu_recipe as recipe, ablation_cpu_suffix as suffix,
+                                ablation_cpu_workdir as workdir, ablation_unigram_l, publish_ablation, require_data)
 from biotok_train.ablate import experiment as X
 
-WORK, GPU_PACK, TOK = CACHE, REPO / ".gpu", "Unigram_L-8k"
+GPU_PACK, TOK = REPO / ".gpu", "Unigram_L-8k"  # the work folders: benchmarks._common.CACHE
 SLOT = X.Slot(540.0, 16, 0.125, REPO / "benchmarks" / "results" / "gpu" / "h200-2026-11-28" / "costs.json")
 
 
@@ -50,12 +51,12 @@ def experiment(budget: int = PLATEAU_BUDGET) -> X.Experiment:
 
     return X.Experiment(
         "ablation_cpu", __doc__, config, lambda work, dest, command, a: ablation_unigram_l(
-            config(work, ("e3c",) if a.dry_run else None), work / "run", work / TOK), page, WORK, GPU_PACK,
+            config(work, ("e3c",) if a.dry_run else None), work / "run", work / TOK), page, C.CACHE, GPU_PACK,
         REPO / "docs" / "results" / f"ablation-cpu{more}", ("e3c",), require=require_data, slot=SLOT,
         options=lambda ap: ap.add_argument("--budget", type=int, default=PLATEAU_BUDGET, help=(
             f"MLM steps per arm ({PLATEAU_BUDGET}: the first published run; plateau_fr finds one past the plateau, "
             "published to docs/results/ablation-cpu-BUDGET/ with the held-out curve every 2,000 steps)")),
-        gpu_by_default=True, dry_suffix="_quick", folder=f"ablation_cpu{more}", out="run", threads=0, verbose=True)
+        gpu_by_default=True, workdir=lambda dry: workdir(budget, dry), out="run", threads=0, verbose=True)
 
 
 def main(argv: list[str] | None = None) -> int:

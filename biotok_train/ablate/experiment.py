@@ -82,8 +82,7 @@ class Experiment:
     slot: Slot = field(default_factory=Slot)
     pack_corpora: str = ""  # the corpora pack.sh must carry
     gpu_by_default: bool = False  # the plain command runs the ablation too (a CPU-sized recipe)
-    dry_suffix: str = "_dry"
-    folder: str = ""  # the work folder's name (default: the recipe's)
+    workdir: Callable[[bool], Path] | None = None  # the work folder, dry run or not (default: WORK_ROOT/NAME[_dry])
     out: str = "gpu"  # the ablation's OUT in the work folder
     threads: int = 1  # the local engine's torch threads (0: torch's; 1 makes the same bytes as a slot's workers)
     verbose: bool = False  # the engine's progress lines on stderr
@@ -93,7 +92,7 @@ class Experiment:
         return f"python -m benchmarks.experiments.{self.name}"
 
     def work(self, dry: bool) -> Path:
-        return self.work_root / ((self.folder or self.name) + (self.dry_suffix if dry else ""))
+        return self.workdir(dry) if self.workdir else self.work_root / (self.name + ("_dry" if dry else ""))
 
 
 # --- content-keyed phases ---------------------------------------------------------------------------

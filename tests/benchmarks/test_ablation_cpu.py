@@ -10,6 +10,7 @@ import shlex
 import subprocess
 import sys
 
+import benchmarks._common as common
 from benchmarks import corpora as C
 from benchmarks.experiments import ablation_cpu as A
 from tests.benchmarks.test_ablation_gpu_fr import _next_command, _pack_sh
@@ -21,8 +22,9 @@ def _device(gpu, device, command, out) -> int:
     i = args.index("--gpus-per-job")
     args = args[:i] + args[i + 2:] + ["--workers", "2"]
     args[args.index("--slot") + 1] = "100000"
-    code = ("import sys; from pathlib import Path; from benchmarks.experiments import ablation_cpu as A; "
-            f"A.GPU_PACK = Path({str(gpu)!r}); A.WORK = Path({str(device)!r}); sys.exit(A.main({args!r}))")
+    code = ("import sys; from pathlib import Path; import benchmarks._common as C; "
+            "from benchmarks.experiments import ablation_cpu as A; "
+            f"A.GPU_PACK = Path({str(gpu)!r}); C.CACHE = Path({str(device)!r}); sys.exit(A.main({args!r}))")
     env = {**os.environ, "BIOTOK_SHARED_DATA": str(gpu / "data"), "PYTHONPATH": str(C.REPO), "OMP_NUM_THREADS": "1"}
     return subprocess.run([sys.executable, "-c", code], cwd=C.REPO, env=env, timeout=1800).returncode
 
@@ -31,7 +33,7 @@ def test_a_seed_in_a_slot_then_merged_on_a_second_recipe(shared_data, tmp_path, 
     from biotok_train.ablate import slots as S
     from biotok_train.ablate import store
 
-    monkeypatch.setattr(A, "WORK", tmp_path)
+    monkeypatch.setattr(common, "CACHE", tmp_path)
     gpu = tmp_path / ".gpu"
     monkeypatch.setattr(A, "GPU_PACK", gpu)
     exp = A.experiment()
