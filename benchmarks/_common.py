@@ -139,37 +139,60 @@ def ablation_unigram_l(cfg, out: Path, tok: Path) -> tuple[Path, Path]:
     return train, held
 
 
+def general_model(out: Path, text: Path, data_dir: Path, pcfg) -> Path:
+    """A general BERT (``pcfg``, a PretrainConfig) pretrained in ``out`` on the French WMT biomedical abstracts
+    (written to ``text`` once) with CamemBERTa's vocabulary, prepared in ``data_dir``: kept when it has its steps."""
+    from benchmarks.corpora import CAMEMBERTA, wmt_french_file
+    from biotok_train.config import PrepareConfig
+    from biotok_train.pretrain.loop import pretrain
+    from biotok_train.pretrain.prepare import open_prepared, prepare
+
+    meta = out / "biotok_pretrain.json"
+    if meta.is_file() and json.loads(meta.read_text(encoding="utf-8"))["step"] == pcfg.steps:
+        return out
+    data = open_prepared(data_dir) if (data_dir / "meta.json").is_file() else prepare(
+        [str(wmt_french_file(text))], str(CAMEMBERTA), PrepareConfig(seq_len=128), data_dir, force=True, progress=False)
+    pretrain(data.path, pcfg, out, resume=(out / "checkpoint").exists(), progress=False)
+    return out
+
+
 def run_published_ablation(cfg, work: Path, tok: Path, slug: str, title: str, doc: str, quick: bool,
                            script: str | None = None, force: bool = False):
     """Run (or resume) a published CPU ablation whose candidate vocabulary ``tok`` is a biotok
     Unigram_L of 8,000 pieces trained on the ablation's own pretraining split, then (unless
     ``quick``) copy its report to docs/results/SLUG/ with a README written from the numbers.
     ``force``: the work folder is shared with another recipe (ablate keeps the jobs they share)."""
-    import shutil
-
     from biotok_train.ablate import run_ablation
-    from biotok_train.ablate.render import published_readme
 
     out = work / "run"
     ablation_unigram_l(cfg, out, tok)
     # the ablation (resumable: a rerun reuses every finished part)
     report = run_ablation(cfg, out, progress=False, force=force)
     if not quick:
-        dest = REPO / "docs" / "results" / slug
-        dest.mkdir(parents=True, exist_ok=True)
-        for name in ("ablation.md", "ablation.json", "ablation.png", "config.json", "timings.json", "costs.json",
-                     "heldout_curve.png"):
-            if name not in ("timings.json", "costs.json", "heldout_curve.png") or (out / name).is_file():
-                shutil.copyfile(out / name, dest / name)
-            else:  # a file of an older publication that this run does not make (timings.json: before costs.json)
-                (dest / name).unlink(missing_ok=True)
-        setup = "Setup: " + " ".join(doc.split("Phases: ", 1)[1].split("\n"))
-        text = published_readme(report, out, title=title, setup=setup, cpu_count=machine()["cpu_count"],
-                                command=f"python -m benchmarks.experiments.{script or slug.replace('-', '_')}")
-        (dest / "README.md").write_text(text, encoding="utf-8")
-        print(f"wrote {dest}", file=sys.stderr)
+        publish_ablation(report, out, REPO / "docs" / "results" / slug, title, doc,
+                         f"python -m benchmarks.experiments.{script or slug.replace('-', '_')}")
     print("\n".join(report.sentences))
     return report
+
+
+def publish_ablation(report, out: Path, dest: Path, title: str, doc: str, command: str) -> None:
+    """An ablation's report from OUT copied to ``dest`` with a README written from the numbers
+    (its setup: ``doc`` from "Phases: " on; ``command``: the one that makes it)."""
+    import shutil
+
+    from biotok_train.ablate.render import published_readme
+
+    dest.mkdir(parents=True, exist_ok=True)
+    for name in ("ablation.md", "ablation.json", "ablation.png", "config.json", "timings.json", "costs.json",
+                 "heldout_curve.png"):
+        if name not in ("timings.json", "costs.json", "heldout_curve.png") or (out / name).is_file():
+            shutil.copyfile(out / name, dest / name)
+        else:  # a file of an older publication that this run does not make (timings.json: before costs.json)
+            (dest / name).unlink(missing_ok=True)
+    setup = "Setup: " + " ".join(doc.split("Phases: ", 1)[1].split("\n"))
+    text = published_readme(report, out, title=title, setup=setup, cpu_count=machine()["cpu_count"], command=command)
+    (dest / "README.md").write_text(text, encoding="utf-8")
+    print(f"wrote {dest}", file=sys.stderr)
 
 
 PLATEAU_BUDGET = 6000  # the first published run (docs/results/ablation-cpu/): its arms are on the plateau

@@ -581,21 +581,28 @@ class EngineConfig:
 
     ``only``: run just the jobs whose keys match one of these patterns (``fnmatch``: ``*`` spans
     slashes) and the jobs they need: one piece of a grid, sized for a short GPU slot; the report
-    waits for every job. ``precision``: key the models' jobs by this arithmetic ("cuda:bf16")
-    instead of this machine's, to report from records made on another machine (a job without
-    such a record is refused, never run here in other arithmetic).
+    waits for every job. (The arithmetic the models' jobs are keyed by is not the engine's: it
+    changes content keys; ``run_ablation(precision=...)``, :func:`check_precision`.)
     ``pretrain_gpus``: with ``gpus_per_job``, the share of a GPU a job that does not share asks (a
-    pretraining; 0: a whole GPU each, one at a time), so that several pretrainings run side by side."""
+    pretraining; 0: a whole GPU each, one at a time), so that several pretrainings run side by side.
+    ``compile``, ``compile_mode``: the pretrainings' torch.compile (as ``biotok-train mlm``'s; auto:
+    on CUDA, off on the CPU); how a model is trained, not what it computes, so not in any key."""
 
     engine: str = "local"
     workers: int = 0
     gpus_per_job: float = 0.0
     address: str | None = None
     only: tuple[str, ...] = ()
-    precision: str | None = None
     pretrain_gpus: float = 0.0
+    compile: str = "auto"  # the pretrainings' torch.compile (PretrainConfig.compile): auto | on | off
+    compile_mode: str = "auto"  # and its mode (PretrainConfig.compile_mode)
 
     def __post_init__(self) -> None:
+        if isinstance(self.compile, bool) or self.compile is None:  # --compile/--no-compile, or neither
+            object.__setattr__(self, "compile", {True: "on", False: "off", None: "auto"}[self.compile])
+        _check(self.compile in COMPILE, f"unknown --compile {self.compile!r} (one of {', '.join(COMPILE)})")
+        _check(self.compile_mode in COMPILE_MODES,
+               f"unknown --compile-mode {self.compile_mode!r} (one of {', '.join(COMPILE_MODES)})")
         _check(self.engine in ENGINES, f"unknown --engine {self.engine!r} (choose {', '.join(ENGINES)})")
         _check(isinstance(self.workers, int) and 0 <= self.workers <= MAX_WORKERS,
                f"--workers must be between 0 (one per CPU) and {MAX_WORKERS}, not {self.workers}")
@@ -611,8 +618,14 @@ class EngineConfig:
         _check(self.engine != "local" or self.gpus_per_job == 0, "--gpus-per-job needs --engine ray or processes")
         _check(isinstance(self.only, tuple) and all(isinstance(p, str) and p.strip() for p in self.only),
                f"--only takes job-key patterns such as 'finetune/small/NAME/p0/*', not {self.only!r}")
-        _check(self.precision is None or re.fullmatch(r"[a-z]+:(bf16|fp32)", str(self.precision)) is not None,
-               f"--precision must read DEVICE:bf16 or DEVICE:fp32 (cuda:bf16, cpu:fp32...), not {self.precision!r}")
+
+
+def check_precision(precision: str | None) -> str | None:
+    """``ablate --precision``: the arithmetic another machine keyed the models' jobs by ("cuda:bf16"),
+    to report here from the records its pieces made (None: this machine's); a malformed one: ConfigError."""
+    _check(precision is None or re.fullmatch(r"[a-z]+:(bf16|fp32)", str(precision)) is not None,
+           f"--precision must read DEVICE:bf16 or DEVICE:fp32 (cuda:bf16, cpu:fp32...), not {precision!r}")
+    return precision
 
 
 MAX_WORKERS = 1024  # jobs (processes, Ray CPUs) or torch threads at a time: more is a typo, not a machine

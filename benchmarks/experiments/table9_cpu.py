@@ -16,13 +16,13 @@ docs/results/table9-cpu/. Work files live in benchmarks/.data/table9_cpu/ (resum
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import sys
 from pathlib import Path
 
+import benchmarks._common as C
 from benchmarks._common import CACHE, require_data, run_published_ablation
-from benchmarks.corpora import CAMEMBERTA, CORPORA, PAMJ, wmt_french_file
+from benchmarks.corpora import CORPORA, PAMJ
 
 
 def recipe(base: Path, tokenizer: Path, quick: bool):
@@ -42,22 +42,10 @@ def recipe(base: Path, tokenizer: Path, quick: bool):
 def general_model(work: Path, quick: bool) -> Path:
     """BERT-tiny pretrained on general-ish French biomedical abstracts with CamemBERTa's vocabulary."""
     from biotok_train.config import OptimConfig, PretrainConfig
-    from biotok_train.pretrain.loop import pretrain
-    from biotok_train.config import PrepareConfig
-    from biotok_train.pretrain.prepare import open_prepared, prepare
 
-    steps = 10 if quick else 3000
-    out = work / "general"
-    meta = out / "biotok_pretrain.json"
-    if meta.is_file() and json.loads(meta.read_text(encoding="utf-8"))["step"] == steps:
-        return out
-    d = work / "data-general"
-    general = CACHE / "transfer_cpu" / "general_fr.txt"  # the transfer run's general text
-    data = open_prepared(d) if (d / "meta.json").is_file() else prepare(
-        [str(wmt_french_file(general))], str(CAMEMBERTA), PrepareConfig(seq_len=128), d, force=True, progress=False)
-    pretrain(data.path, PretrainConfig(size="tiny", steps=steps, batch_size=8, seed=0, optim=OptimConfig(lr=2e-3)), out,
-             resume=(out / "checkpoint").exists(), progress=False)
-    return out
+    text = CACHE / "transfer_cpu" / "general_fr.txt"  # the transfer run's general text
+    return C.general_model(work / "general", text, work / "data-general", PretrainConfig(
+        size="tiny", steps=10 if quick else 3000, batch_size=8, seed=0, optim=OptimConfig(lr=2e-3)))
 
 
 def main() -> None:

@@ -18,6 +18,7 @@ from biotok_train import stats as S
 from biotok_train.ablate import plateau as P
 from biotok_train.ablate.command import command_line
 from biotok_train.ablate.grid import Grid, evaluate_key, pretrain_key
+from biotok_train.ablate.keys import Key
 from biotok_train.ablate.plan import Leg, comparison_pairs, decode, floor_name
 from biotok_train.ablate.results import MLM, ArmResult, Results, at_size, metric_label
 from biotok_train.config import AblationConfig
@@ -485,23 +486,14 @@ def cost_summary(res: Evidence) -> dict:
     and the curve's runs); the one cost format (benchmarks/experiments/time_to_verdict.py reads it)."""
     by_arm: dict[str, dict[str, float]] = {}
     for key, c in res.costs.items():
-        kind, arm = key.split("/")[0], _arm_of(key)
+        k = Key.parse(key)
+        kind, arm = k.kind, k.owner
         row = by_arm.setdefault(arm, {})
         row[kind] = round(row.get(kind, 0.0) + float(c.get("cpu_s", 0.0)), 1)
     return {"format": "biotok-costs/1", "unit": "seconds",
             "total_cpu_s": round(sum(float(c.get("cpu_s", 0.0)) for c in res.costs.values()), 1),
             "total_wall_s": round(sum(float(c.get("wall_s", 0.0)) for c in res.costs.values()), 1),
             "by_arm": dict(sorted(by_arm.items())), "jobs": dict(sorted(res.costs.items()))}
-
-
-def _arm_of(key: str) -> str:
-    """The arm (or shared part) a job's cost counts for: pretrain/S/ARM/..., prepare/V, probe."""
-    parts = key.split("/")
-    if parts[0] in ("pretrain", "evaluate", "finetune", "curve", "floor-model") and len(parts) > 2:
-        return parts[2]
-    if parts[0] == "transfer" and len(parts) == 3:  # transfer/METHOD/VOCAB
-        return f"transfer-{parts[1]}.{parts[2]}"
-    return f"{parts[0]}.{parts[1]}" if len(parts) > 1 else parts[0]  # prepare/V, init/V/pP, probe
 
 
 def catch_up_sentences(gaps: Sequence[dict], res: Evidence) -> list[str]:

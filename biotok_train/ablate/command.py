@@ -18,7 +18,7 @@ from pathlib import Path
 import click
 
 from biotok.cli.options import GreedyOption, data_dir_option, default_of, field_option, quiet_option
-from biotok_train.config import ENGINES, PAIRS, TRANSFER_METHODS, AblationConfig, EngineConfig, FinetuneConfig, OptimConfig
+from biotok_train.config import COMPILE_MODES, ENGINES, PAIRS, TRANSFER_METHODS, AblationConfig, EngineConfig, FinetuneConfig, OptimConfig
 
 # Options that set a field of the fine-tuning recipe (AblationConfig.finetune), by field name
 # (the lr is a field of its optimizer).
@@ -152,9 +152,15 @@ ENGINE_OPTIONS = (
                  help="Run just the jobs whose keys match PATTERN (repeatable; * spans slashes, e.g. "
                       "'finetune/small/tokA/p0/*') and the jobs they need: one piece of the grid for a short GPU slot. "
                       "The report is written once every job has a record."),
-    click.option("--precision", default=_eng("precision"), metavar="DEVICE:bf16|fp32",
+    click.option("--precision", default=None, metavar="DEVICE:bf16|fp32",
                  help="Key the models' jobs by another machine's arithmetic (cuda:bf16) to write the report here from "
                       "the records its pieces made; a job without such a record is refused, not run."),
+    click.option("--compile/--no-compile", "compile", default=None,
+                 help="torch.compile the pretrainings' training step [auto: on CUDA, off on CPU, where inductor "
+                      "compiles for minutes], as biotok-train mlm. A failure is one error line: rerun with --no-compile."),
+    click.option("--compile-mode", type=click.Choice(COMPILE_MODES), default=_eng("compile_mode"), show_default=True,
+                 help="torch.compile mode of the pretrainings (biotok-train mlm --compile-mode; auto: reduce-overhead "
+                      "for a BERT tiny/small on one GPU, else default)."),
     click.option("--force", is_flag=True,
                  help="Run this recipe in an OUT that holds another (or a damaged config.json): the jobs whose "
                       "inputs changed run again, the others are kept."),
@@ -162,8 +168,9 @@ ENGINE_OPTIONS = (
 
 
 def engine_config(options: dict) -> EngineConfig:
-    """The :class:`EngineConfig` of ``ablate``'s option values (taken out of ``options``)."""
-    values = {k: options.pop(k) for k in ("engine", "workers", "gpus_per_job", "address", "only", "precision")}
+    """The :class:`EngineConfig` of ``ablate``'s option values (taken out of ``options``; --precision, which keys
+    jobs, stays there for run_ablation)."""
+    values = {k: options.pop(k) for k in ("engine", "workers", "gpus_per_job", "address", "only", "compile", "compile_mode")}
     return EngineConfig(**{**values, "only": tuple(values["only"])})
 
 

@@ -173,8 +173,8 @@ def run_ray(jobs: Sequence[Job], keys: Mapping[str, str], env: Any, engine: Engi
         if job.key in outcomes:
             continue
         options = {"num_cpus": 1, "max_retries": 0}
-        if job.gpus > 0 and engine.gpus_per_job > 0:  # on a machine with GPUs: pretrainings take one each,
-            options["num_gpus"] = engine.gpus_per_job if job.shares_gpu else engine.pretrain_gpus or job.gpus
+        if share := gpu_share(job, engine.gpus_per_job, engine.pretrain_gpus):  # only on a machine with GPUs
+            options["num_gpus"] = share
         upstream = [refs.get(n, outcomes.get(n)) for n in job.needs]
         refs[job.key] = task.options(name=job.key, **options).remote(1, env, job, keys[job.key], *upstream)
     by_ref = {ref: key for key, ref in refs.items()}
@@ -343,14 +343,21 @@ def _gpu_count() -> int:
     return gpus
 
 
+def gpu_share(job: Job, gpus_per_job: float, pretrain_gpus: float = 0.0) -> float:
+    """The one GPU-share rule: what ``job`` asks of a GPU. Nothing without a share (``--gpus-per-job``
+    0: every job on the CPUs) or for a job that uses none; a fine-tune (``shares_gpu``) the share; a
+    model's training ``pretrain_gpus`` (a slot's pretrainings side by side), else its own ask."""
+    if job.gpus <= 0 or gpus_per_job <= 0:
+        return 0.0
+    return gpus_per_job if job.shares_gpu else pretrain_gpus or job.gpus
+
+
 def _gpu_asks(jobs: Sequence[Job], engine: EngineConfig, gpus: int | None) -> tuple[dict[str, float], int]:
     """Each job's share of a GPU as Ray reads ``--gpus-per-job``, and the GPUs there are (None:
     this machine's); a share no GPU can give, or a share on a machine without one: ConfigError."""
     if engine.gpus_per_job > 0 and gpus is None:
         gpus = _gpu_count()
-    ask = {j.key: (engine.gpus_per_job if j.shares_gpu else engine.pretrain_gpus or j.gpus)
-           if j.gpus > 0 and engine.gpus_per_job > 0 else 0.0
-           for j in jobs}
+    ask = {j.key: gpu_share(j, engine.gpus_per_job, engine.pretrain_gpus) for j in jobs}
     if max(ask.values(), default=0.0) > (gpus or 0):
         raise ConfigError(f"--gpus-per-job {engine.gpus_per_job:g}: this machine has {gpus or 0} GPU(s)")
     return ask, gpus or 0
@@ -371,4 +378,4 @@ def _settled(job: Job, outcomes: Mapping[str, Outcome]) -> Outcome:
     return o
 
 
-__all__ = ["check", "run", "run_local", "run_processes", "run_ray", "set_threads", "start_ray"]
+__all__ = ["check", "gpu_share", "run", "run_local", "run_processes", "run_ray", "set_threads", "start_ray"]

@@ -16,6 +16,7 @@ import json
 from pathlib import Path
 from typing import Iterable, Sequence
 
+from biotok_train.ablate.keys import Key
 from biotok_train.config import AblationConfig
 from biotok_train.tasks import load
 
@@ -57,29 +58,26 @@ def gpu_plan(cfg: AblationConfig, task_sizes: dict[str, tuple[int, int, int, int
 
 def slot_costs(archives: Sequence[str | Path]) -> dict:
     """The measured cost of each kind of job, from the cost records (``jobs/*.cost.json``) of
-    archives of ablation records made on a GPU machine: what :func:`job_seconds` reads."""
-    import tarfile  # lazy: one use
+    archives of ablation records made on a GPU machine (each read by the store's bounded reader,
+    :func:`~biotok_train.ablate.store.read_archive`): what :func:`job_seconds` reads."""
+    from biotok_train.ablate.store import read_archive  # lazy: one use
 
     out: dict = {"prepare_s": {}, "pretrain_s": {}, "evaluate_s": {}, "finetune_s": {}, "runs": []}
     for a in archives:
-        with tarfile.open(a, "r:*") as tar:
-            manifest = json.loads(tar.extractfile("piece.json").read())
-            out["runs"].append({"archive": Path(a).name, "wall_s": manifest.get("wall_s"),
-                                "device": manifest.get("device")})
-            for m in tar.getmembers():
-                if m.name.startswith("jobs/pretrain/") and not m.name.endswith(".cost.json"):
-                    seen = json.loads(tar.extractfile(m).read())["result"]["tokens_seen"]
-                    out["pretrain_positions"] = max(out.get("pretrain_positions", 0), seen)
-                if not m.name.endswith(".cost.json"):
-                    continue
-                key, wall = m.name[len("jobs/"):-len(".cost.json")], json.loads(tar.extractfile(m).read())["wall_s"]
-                kind, *rest = key.split("/")
-                if kind == "prepare":
-                    out["prepare_s"][rest[0]] = wall
-                elif kind in ("pretrain", "evaluate"):
-                    out[f"{kind}_s"][rest[1]] = wall
-                elif kind == "finetune" and "floor" not in rest:
-                    out["finetune_s"].setdefault(rest[-2], []).append(wall)
+        got = read_archive(a)
+        out["runs"].append({"archive": Path(a).name, "wall_s": got.manifest.get("wall_s"),
+                            "device": got.manifest.get("device")})
+        for key, result in sorted(got.results().items()):
+            if Key.parse(key).kind == "pretrain":
+                out["pretrain_positions"] = max(out.get("pretrain_positions", 0), result["tokens_seen"])
+        for text, wall in sorted(got.walls().items()):
+            key = Key.parse(text)
+            if key.kind == "prepare":
+                out["prepare_s"][key.vocab] = wall
+            elif key.kind in ("pretrain", "evaluate"):
+                out[f"{key.kind}_s"][key.arm] = wall
+            elif key.kind == "finetune" and not key.floor:
+                out["finetune_s"].setdefault(key.task, []).append(wall)
     out["finetune_s"] = {t: sorted(v) for t, v in sorted(out["finetune_s"].items())}
     return out
 
@@ -105,10 +103,11 @@ def job_seconds(costs: dict, key: str, arms: int, positions: int, cores: int) ->
     is assumed to give no more to four than to two); a fine-tune its task's mean measured wall
     seconds (made with up to 8 fine-tunes and a pretraining on the GPU), a floor's the same; a
     vocabulary or task not measured: the slowest measured."""
-    kind, *rest = key.split("/")
+    k = Key.parse(key)
+    kind = k.kind
     if kind == "prepare":
         speedup = max(1.0, (cores // max(arms, 1)) * PREPARE_SPEEDUP_2_CORES / 2)
-        return costs["prepare_s"].get(rest[0], max(costs["prepare_s"].values())) / speedup
+        return costs["prepare_s"].get(k.vocab, max(costs["prepare_s"].values())) / speedup
     if kind == "pretrain":
         rate = sum(costs["pretrain_positions"] / s for s in costs["pretrain_s"].values())
         return positions / (rate / max(arms, 1))
@@ -118,7 +117,7 @@ def job_seconds(costs: dict, key: str, arms: int, positions: int, cores: int) ->
         return FLOOR_MODEL_S
     if kind in ("finetune", "curve"):
         means = {t: sum(v) / len(v) for t, v in costs["finetune_s"].items()}
-        return means.get(rest[-2], max(means.values()))
+        return means.get(k.task, max(means.values()))
     return max(costs["evaluate_s"].values())  # any other job: as an evaluation
 
 

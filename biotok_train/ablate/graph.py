@@ -18,13 +18,13 @@ import hashlib
 import json
 import logging
 import os
-import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from biotok.output import atomic_file
+from biotok_train.ablate.store import read_costs as costs, read_record, record_path, start_over_if_stale, write_json, \
+    write_record
 
 log = logging.getLogger(__name__)
 
@@ -99,59 +99,6 @@ def select(jobs: Sequence[Job], patterns: Iterable[str]) -> list[Job]:
     return [j for j in jobs if j.key in wanted]
 
 
-def record_path(out: str | os.PathLike[str], key: str) -> Path:
-    return Path(out) / "jobs" / f"{key}.json"
-
-
-def cost_path(out: str | os.PathLike[str], key: str) -> Path:
-    return Path(out) / "jobs" / f"{key}.cost.json"
-
-
-def read_record(out: str | os.PathLike[str], key: str, content: str) -> tuple[bool, Any]:
-    """(True, result) when ``key``'s record exists, is whole and has ``content`` as its content
-    key; (False, None) otherwise (a damaged record is said once and recomputed)."""
-    path = record_path(out, key)
-    if not path.is_file():
-        return False, None
-    try:
-        rec = json.loads(path.read_text(encoding="utf-8"))
-        ok = isinstance(rec, dict) and rec.get("key") == key and "result" in rec
-    except (OSError, ValueError) as e:
-        log.warning("%s is damaged (%s): its job is run again", path, str(e).splitlines()[0])
-        return False, None
-    if not ok:
-        log.warning("%s is not a job record: its job is run again", path)
-        return False, None
-    return rec.get("inputs") == content, rec["result"]
-
-
-def write_json(path: Path, obj: Any, indent: int | None = 1) -> None:
-    """``obj`` as JSON at ``path``, atomically (temp then rename)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with atomic_file(path, force=True) as tmp:
-        tmp.write_text(json.dumps(obj, indent=indent, ensure_ascii=False) + "\n", encoding="utf-8")
-
-
-def _start_over_if_stale(out: Path, job: Job, content: str) -> None:
-    """Remove what ``job`` left under OUT when it was started with other inputs (or by an unknown
-    run); keep it (a killed job resumes) when started with the same content key."""
-    marker = out / "jobs" / f"{job.key}.started"
-    try:
-        same = marker.read_text(encoding="utf-8").strip() == content
-    except OSError:
-        same = False
-    if not same:
-        for rel in job.owns:
-            p = out / rel
-            if p.is_dir() and not p.is_symlink():
-                shutil.rmtree(p)
-            elif p.exists() or p.is_symlink():
-                p.unlink()
-        marker.parent.mkdir(parents=True, exist_ok=True)
-        with atomic_file(marker, force=True) as tmp:
-            tmp.write_text(content + "\n", encoding="utf-8")
-
-
 def one_line(e: BaseException) -> str:
     """An exception as one line: its message (a biotok error says it all) or its type and message."""
     from biotok.errors import BiotokError  # lazy: keeps the error classes out of job pickles
@@ -188,12 +135,10 @@ def execute(env: Any, job: Job, content: str, *upstream: Outcome) -> Outcome:
     out = Path(env.out)
     cpu, wall = time.process_time(), time.perf_counter()
     try:
-        _start_over_if_stale(out, job, content)
+        start_over_if_stale(out, job.key, job.owns, content)
         result = job.run(env, *job.args, needs={u.key: u.result for u in upstream})
-        cost = {"cpu_s": round(time.process_time() - cpu, 2), "wall_s": round(time.perf_counter() - wall, 2),
-                "device": _device(job)}
-        write_json(record_path(out, job.key), {"key": job.key, "inputs": content, "result": result}, indent=None)
-        write_json(cost_path(out, job.key), cost)
+        write_record(out, job.key, content, result, {"cpu_s": round(time.process_time() - cpu, 2),
+                                                     "wall_s": round(time.perf_counter() - wall, 2), "device": _device(job)})
     except Exception as e:  # noqa: BLE001  (any failure of one job is reported, the others go on)
         seconds, message = time.perf_counter() - wall, one_line(e)
         where = out / job.owns[0] if job.owns else record_path(out, job.key)
@@ -234,17 +179,6 @@ def pending(out: str | os.PathLike[str], jobs: Sequence[Job], keys: Mapping[str,
         if ok:
             done[job.key] = Outcome(job.key, DONE, result)
     return done
-
-
-def costs(out: str | os.PathLike[str], keys: Iterable[str]) -> dict[str, dict]:
-    """The cost record of each job (CPU and wall seconds, device), as written when it ran."""
-    rows = {}
-    for key in keys:
-        try:
-            rows[key] = json.loads(cost_path(out, key).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue
-    return rows
 
 
 __all__ = ["DISK_ERRORS", "DONE", "FAILED", "SKIPPED", "Job", "Outcome", "content_keys", "costs", "digest",

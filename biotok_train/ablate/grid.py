@@ -19,9 +19,12 @@ from typing import Sequence
 
 from biotok_train.ablate import jobs as J
 from biotok_train.ablate.graph import Job, digest
-from biotok_train.ablate.keys import finetune_settings
-from biotok_train.ablate.plan import Leg, floor_name, snapshot_dir, task_dir
+from biotok_train.ablate.keys import Key, finetune_settings
+from biotok_train.ablate.plan import Layout, Leg, floor_name, snapshot_dir, task_dir
 from biotok_train.config import AblationConfig
+
+
+OUT = Layout()  # the paths of OUT, relative: what the jobs own and take
 
 
 @dataclass
@@ -31,24 +34,28 @@ class Grid:
 
     jobs: list[Job] = field(default_factory=list)
     runs: dict = field(default_factory=dict)
+    _keys: set = field(default_factory=set, repr=False)
 
-    def add(self, job: Job) -> str:
-        if all(j.key != job.key for j in self.jobs):
-            self.jobs.append(job)
-        return job.key
+    def add(self, key: Key, run, args: tuple, needs: tuple[str, ...] = (), **kw) -> str:
+        """The job ``key`` (planned once: a job several arms need is the first one's)."""
+        text = str(key)
+        if text not in self._keys:
+            self._keys.add(text)
+            self.jobs.append(Job(text, run, args, needs, **kw))
+        return text
 
 
 def pretrain_key(size: str, arm: str, p: int) -> str:
-    return f"pretrain/{size}/{arm}/p{p}"
+    return str(Key("pretrain", size, arm, pseed=p))
 
 
 def evaluate_key(size: str, arm: str, p: int) -> str:
-    return f"evaluate/{size}/{arm}/p{p}"
+    return str(Key("evaluate", size, arm, pseed=p))
 
 
 def heldout_key(size: str, arm: str, p: int, k: int) -> str:
     """The held-out evaluation of an arm's model after k steps of the curve (0: where it starts)."""
-    return f"evaluate/{size}/{arm}/p{p}/k{k}"
+    return str(Key("evaluate", size, arm, pseed=p, step=k))
 
 
 def _start(g: Grid, cfg: AblationConfig, fp: dict, leg: Leg, p: int) -> tuple[str | None, tuple[str, ...]]:
@@ -63,9 +70,9 @@ def _start(g: Grid, cfg: AblationConfig, fp: dict, leg: Leg, p: int) -> tuple[st
 
 
 def _transferred(g: Grid, fp: dict, leg: Leg, method: str) -> tuple[str, tuple[str, ...]]:
-    rel = f"transfer/{method}/{leg.vocab}"
-    key = g.add(Job(f"transfer/{method}/{leg.vocab}", J.transfer, (method, leg.vocab, leg.tokenizer),
-                    inputs=digest(fp["base"], fp["tok"][leg.vocab], method), owns=(rel,)))
+    rel = str(OUT.transfer(method, leg.vocab))
+    key = g.add(Key("transfer", vocab=leg.vocab, method=method), J.transfer, (method, leg.vocab, leg.tokenizer),
+                inputs=digest(fp["base"], fp["tok"][leg.vocab], method), owns=(rel,))
     return rel, (key,)
 
 
@@ -73,37 +80,37 @@ def _random_init(g: Grid, cfg: AblationConfig, fp: dict, leg: Leg, p: int) -> tu
     """init/random.V/pP: the base's architecture, random weights, V's tokenizer (a transferred model's)."""
     template, needs = (cfg.base, ()) if leg.init in ("general", "continual") else \
         _transferred(g, fp, leg, cfg.transfer_methods[0])
-    rel = f"init/random.{leg.vocab}/p{p}"
-    g.add(Job(f"init/{leg.vocab}/p{p}", J.random_like, (template, p, rel), needs,
-              inputs=digest(fp["base"], p), owns=(rel,)))
-    return rel, (f"init/{leg.vocab}/p{p}",)
+    rel = str(OUT.init(leg.vocab, p))
+    key = g.add(Key("init", vocab=leg.vocab, pseed=p), J.random_like, (template, p, rel), needs,
+                inputs=digest(fp["base"], p), owns=(rel,))
+    return rel, (key,)
 
 
 def _floor_model(g: Grid, cfg: AblationConfig, fp: dict, size: str, leg: Leg, p: int) -> tuple[str, tuple[str, ...]]:
     """The random-init model a floor fine-tunes: with a base its vocabulary's init, else a fresh BERT."""
     if cfg.base is not None:
         return _random_init(g, cfg, fp, leg, p)
-    rel = f"arms/{size}/{leg.name}/floor/p{p}/model"
-    key = g.add(Job(f"floor-model/{size}/{leg.name}/p{p}", J.random_bert, (leg.vocab, size, p, rel),
-                    (f"prepare/{leg.vocab}",), inputs=digest(p, size), owns=(rel,)))
+    rel = str(OUT.floor_model(size, leg.name, p))
+    key = g.add(Key("floor-model", size, leg.name, pseed=p), J.random_bert, (leg.vocab, size, p, rel),
+                (_prepare(leg),), inputs=digest(p, size), owns=(rel,))
     return rel, (key,)
 
 
-def _finetunes(g: Grid, cfg: AblationConfig, fp: dict, cell: tuple, prefix: str, rel_dir: str,
-               models: dict[int, tuple[str, tuple[str, ...]]], tasks: Sequence[str]) -> None:
-    """Every (pretraining seed, fine-tuning seed) run of ``tasks`` on ``models`` (by pretraining seed)."""
+def _finetunes(g: Grid, cfg: AblationConfig, fp: dict, cell: tuple, models: dict[int, tuple[str, tuple[str, ...]]],
+               tasks: Sequence[str]) -> None:
+    """Every (pretraining seed, fine-tuning seed) run of ``tasks`` on ``models`` (by pretraining seed):
+    the arm's (``cell``: size, arm, step None), or the curve's at step K (in arms/SIZE/ARM/kK/)."""
     size, arm, step = cell
+    kind = "finetune" if step is None else "curve"
     for task in tasks:
         runs = g.runs.setdefault((size, arm, task, step), {})
         for p, (model, needs) in models.items():
             for f in cfg.seeds:
                 folder = task_dir(task, fp["task"][task])
-                rel = f"{rel_dir}/p{p}/{folder}/f{f}"
-                args = (task, model, f, rel, fp["task"][task])  # the task's key: the data it fine-tunes on
-                key = g.add(Job(f"{prefix}/p{p}/{folder}/f{f}", J.finetune, args, needs,
-                                inputs=digest(fp["task"][task], fp["base"], finetune_settings(cfg, f),
-                                              fp.get("precision")), owns=(rel,),
-                                gpus=1.0, shares_gpu=True))
+                rel = str(OUT.run(size, arm, p, step) / folder / f"f{f}")
+                key = g.add(Key(kind, size, arm, pseed=p, task=folder, fseed=f, step=step), J.finetune,
+                            (task, model, f, rel, fp["task"][task]), needs, owns=(rel,), gpus=1.0, shares_gpu=True,
+                            inputs=digest(fp["task"][task], fp["base"], finetune_settings(cfg, f), fp.get("precision")))
                 runs[f"p{p}-f{f}"] = key
 
 
@@ -114,22 +121,18 @@ def _arm(g: Grid, cfg: AblationConfig, fp: dict, size: str, leg: Leg) -> None:
         if not leg.pretrained:
             models[p] = (cfg.base, ())
             continue
-        rel = f"arms/{size}/{leg.name}/p{p}"
+        rel = str(OUT.run(size, leg.name, p))
         init, needs = _start(g, cfg, fp, leg, p)
         settings = [cfg.budget, cfg.batch_size, cfg.lr, cfg.seq_len, list(cfg.curve), size, p, fp["base"], fp.get("precision")]
-        key = g.add(Job(pretrain_key(size, leg.name, p), J.pretrain, (size, leg.vocab, p, rel, init),
-                        (f"prepare/{leg.vocab}", *needs), inputs=digest(settings),
-                        owns=(f"{rel}/model", f"{rel}/curve"), gpus=1.0))
-        g.add(Job(evaluate_key(size, leg.name, p), J.evaluate, (leg.vocab, f"{rel}/model"), (key,),
-                  inputs=digest(cfg.n_words)))
+        key = g.add(Key("pretrain", size, leg.name, pseed=p), J.pretrain, (size, leg.vocab, p, rel, init),
+                    (_prepare(leg), *needs), inputs=digest(settings), owns=(f"{rel}/model", f"{rel}/curve"), gpus=1.0)
+        g.add(Key("evaluate", size, leg.name, pseed=p), J.evaluate, (leg.vocab, f"{rel}/model"), (key,),
+              inputs=digest(cfg.n_words))
         models[p] = (f"{rel}/model", (key,))
-    _finetunes(g, cfg, fp, (size, leg.name, None), f"finetune/{size}/{leg.name}", f"arms/{size}/{leg.name}",
-               models, cfg.tasks)
+    _finetunes(g, cfg, fp, (size, leg.name, None), models, cfg.tasks)
     if cfg.floor or (cfg.curve_task_list and leg.init == "scratch"):
-        floor = floor_name(leg, cfg.base is not None)
         floors = {p: _floor_model(g, cfg, fp, size, leg, p) for p in cfg.pretrain_seeds}
-        _finetunes(g, cfg, fp, (size, floor, None), f"finetune/{size}/{floor}", f"arms/{size}/{floor}", floors,
-                   cfg.tasks)
+        _finetunes(g, cfg, fp, (size, floor_name(leg, cfg.base is not None), None), floors, cfg.tasks)
 
 
 def _curve(g: Grid, cfg: AblationConfig, fp: dict, size: str, leg: Leg, legs: Sequence[Leg]) -> None:
@@ -147,13 +150,11 @@ def _curve(g: Grid, cfg: AblationConfig, fp: dict, size: str, leg: Leg, legs: Se
                 g.runs[cell] = g.runs[(size, floor_name(leg, cfg.base is not None), task, None)]
             elif k == 0:
                 models = {p: _start(g, cfg, fp, leg, p) for p in cfg.pretrain_seeds}
-                _finetunes(g, cfg, fp, (size, leg.name, 0), f"curve/{size}/{leg.name}/k0",
-                           f"arms/{size}/{leg.name}/k0", models, (task,))
+                _finetunes(g, cfg, fp, cell[:2] + (0,), models, (task,))
             else:
                 models = {p: (str(snapshot_dir(_rel(size, leg, p), k)), (pretrain_key(size, leg.name, p),))
                           for p in cfg.pretrain_seeds}
-                _finetunes(g, cfg, fp, (size, leg.name, k), f"curve/{size}/{leg.name}/k{k}",
-                           f"arms/{size}/{leg.name}/k{k}", models, (task,))
+                _finetunes(g, cfg, fp, cell[:2] + (k,), models, (task,))
 
 
 def _heldout_point(g: Grid, cfg: AblationConfig, fp: dict, size: str, leg: Leg, k: int) -> None:
@@ -166,15 +167,19 @@ def _heldout_point(g: Grid, cfg: AblationConfig, fp: dict, size: str, leg: Leg, 
     for p in cfg.pretrain_seeds:
         if k == 0:
             model, needs = _start(g, cfg, fp, leg, p)
-            needs, inputs = (f"prepare/{leg.vocab}", *needs), digest(cfg.n_words, fp["base"])
+            needs, inputs = (_prepare(leg), *needs), digest(cfg.n_words, fp["base"])
         else:
             model, needs = str(snapshot_dir(_rel(size, leg, p), k)), (pretrain_key(size, leg.name, p),)
             inputs = digest(cfg.n_words)
-        g.add(Job(heldout_key(size, leg.name, p, k), J.evaluate, (leg.vocab, model), needs, inputs=inputs))
+        g.add(Key("evaluate", size, leg.name, pseed=p, step=k), J.evaluate, (leg.vocab, model), needs, inputs=inputs)
+
+
+def _prepare(leg: Leg) -> str:
+    return str(Key("prepare", vocab=leg.vocab))
 
 
 def _rel(size: str, leg: Leg, p: int) -> PurePosixPath:
-    return PurePosixPath("arms", size, leg.name, f"p{p}")
+    return OUT.run(size, leg.name, p)
 
 
 def build(cfg: AblationConfig, legs: Sequence[Leg], fp: dict) -> Grid:
@@ -183,9 +188,8 @@ def build(cfg: AblationConfig, legs: Sequence[Leg], fp: dict) -> Grid:
     ``fp``: the fingerprints of the inputs (see :func:`biotok_train.ablate.keys.fingerprints`)."""
     g = Grid()
     for vocab, tok in dict.fromkeys((leg.vocab, leg.tokenizer) for leg in legs):
-        g.add(Job(f"prepare/{vocab}", J.prepare, (vocab, tok), inputs=digest(fp["corpus"], fp["tok"][vocab],
-                                                                            cfg.seq_len),
-                  owns=(f"data/{vocab}", f"data/{vocab}.heldout")))
+        g.add(Key("prepare", vocab=vocab), J.prepare, (vocab, tok), inputs=digest(fp["corpus"], fp["tok"][vocab], cfg.seq_len),
+              owns=(str(OUT.data(vocab)), str(OUT.data(vocab, heldout=True))))
     for size in cfg.sizes:
         for leg in legs:
             _arm(g, cfg, fp, size, leg)
@@ -195,9 +199,9 @@ def build(cfg: AblationConfig, legs: Sequence[Leg], fp: dict) -> Grid:
                 _curve(g, cfg, fp, size, leg, legs)
     if cfg.probe:
         vocabs = {leg.vocab: leg.tokenizer for leg in legs}
-        g.add(Job("probe", J.probe, (vocabs,), inputs=digest(fp["corpus"], [fp["tok"][v] for v in vocabs], cfg.probe,
-                                                              cfg.pretrain_seeds, cfg.batch_size, cfg.seq_len),
-                  owns=("probe",)))
+        g.add(Key("probe"), J.probe, (vocabs,), inputs=digest(fp["corpus"], [fp["tok"][v] for v in vocabs], cfg.probe,
+                                                           cfg.pretrain_seeds, cfg.batch_size, cfg.seq_len),
+              owns=(str(OUT.probe()),))
     return g
 
 

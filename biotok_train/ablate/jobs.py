@@ -8,6 +8,7 @@ Every function takes ``env`` (:class:`Env`: the recipe and OUT), its arguments, 
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import logging
@@ -16,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from biotok.output import atomic_directory
-from biotok_train.ablate.plan import TOKENIZER_FILES, data_dir, encode, snapshot_dir
+from biotok_train.ablate.plan import TOKENIZER_FILES, Layout, data_dir, encode, snapshot_dir
 from biotok_train.config import AblationConfig
 
 log = logging.getLogger(__name__)
@@ -29,6 +30,7 @@ class Env:
     cfg: AblationConfig
     out: str
     progress: bool = False
+    compile: tuple[str, str] = ("auto", "auto")  # the pretrainings' torch.compile and its mode (EngineConfig's)
 
 
 @dataclass(frozen=True)
@@ -50,7 +52,7 @@ def shared(env: Env) -> Shared:
     from biotok_train.finetune import make_head, resolve  # lazy: torch
 
     cfg, out = env.cfg, Path(env.out)
-    train, held = out / "corpus" / "pretrain.txt", out / "corpus" / "heldout.txt"
+    train, held = Path(Layout(out).corpus("pretrain.txt")), Path(Layout(out).corpus("heldout.txt"))
     samples = sample_words(held.read_text(encoding="utf-8").splitlines(), cfg.n_words, seed=0)
     resolved = {t: resolve(t, None, cfg.data_dir) for t in cfg.tasks}
     objs = {t: (spec, kind, make_head(kind, cfg.finetune_config(cfg.seeds[0]), spec))
@@ -73,18 +75,15 @@ def prepare(env: Env, vocab: str, tokenizer: str, needs: dict) -> dict:
 
 
 def _prepared(d: Path, text: Path, tokenizer: str, seq_len: int, progress: bool, workers: int):
-    """:func:`~biotok_train.ablate.plan.prepared` on ``workers`` tokenizing processes where
-    ``prepare`` takes them (its output is byte-identical whatever their number); one thread before."""
-    import inspect  # lazy: one use
-
+    """``text`` prepared with ``tokenizer`` into ``d`` on ``workers`` tokenizing processes (its output is
+    byte-identical whatever their number), or the preparation already there."""
     from biotok_train.config import PrepareConfig  # lazy: keeps job pickles small
     from biotok_train.pretrain.prepare import open_prepared, prepare  # lazy: numpy, tokenizers
 
     if (d / "meta.json").is_file():
         return open_prepared(d)
-    share = {"workers": workers} if "workers" in inspect.signature(prepare).parameters else {}
     return prepare([str(text)], str(tokenizer), PrepareConfig(seq_len=seq_len), d, force=True, progress=progress,
-                   **share)
+                   workers=workers)
 
 
 def prepare_workers(cfg: AblationConfig) -> int:
@@ -166,7 +165,8 @@ def pretrain(env: Env, size: str, vocab: str, seed: int, rel_dir: str, init: str
 
     cfg, d = env.cfg, Path(env.out) / rel_dir
     model = d / "model"
-    pcfg = cfg.pretrain_config(size, seed, None if init is None else _model_path(env, init))
+    pcfg = dataclasses.replace(cfg.pretrain_config(size, seed, None if init is None else _model_path(env, init)),
+                               compile=env.compile[0], compile_mode=env.compile[1])
     res = None
     while res is None:
         for stop in [*cfg.curve, cfg.budget]:

@@ -1,18 +1,117 @@
-"""The contents an ablation's jobs are keyed by: the corpus (its files' sha256), each vocabulary
-(its tokenizer's fingerprint), the base (its model files' sha256), each task (the sha256 of the
-files its reader opened) and the arithmetic. A path moved with the same content keeps its key; a
-file changed in place does not. :func:`fingerprints` is what every job's inputs are made of
-(:func:`biotok_train.ablate.grid.build` says which job takes which)."""
+"""A job's identity and the contents it is keyed by.
+
+:class:`Key`: what a job is (its kind, size, arm, vocabulary, transfer method, pretraining seed,
+task, fine-tuning seed, curve step); ``str(key)`` is the job key that names its record
+(``OUT/jobs/KEY.json``) and :meth:`Key.parse` the only reader of one.
+
+The contents: the corpus (its files' sha256), each vocabulary (its tokenizer's fingerprint), the
+base (its model files' sha256), each task (the sha256 of the files its reader opened) and the
+arithmetic. A path moved with the same content keeps its key; a file changed in place does not.
+:func:`fingerprints` is what every job's inputs are made of (:func:`biotok_train.ablate.grid.build`
+says which job takes which)."""
 
 from __future__ import annotations
 
 import hashlib
+import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
 from biotok.io import sha256_files
 from biotok_train.ablate.graph import digest
 from biotok_train.config import AblationConfig
+
+# the kinds of job, in the order a plan first makes them
+KINDS = ("prepare", "transfer", "init", "floor-model", "pretrain", "evaluate", "finetune", "curve", "probe")
+_NUMBER = {"p": "pseed", "f": "fseed", "k": "step"}
+
+
+@dataclass(frozen=True)
+class Key:
+    """One job's identity. Its string (the job key) by kind::
+
+        prepare/VOCAB                    transfer/METHOD/VOCAB            init/VOCAB/pP
+        floor-model/SIZE/ARM/pP          pretrain/SIZE/ARM/pP             evaluate/SIZE/ARM/pP[/kK]
+        finetune/SIZE/ARM/pP/TASK/fF     curve/SIZE/ARM/kK/pP/TASK/fF     probe
+
+    ARM is an arm's name, or its floor's (``NAME/floor``, with a base ``floor.VOCAB``); TASK a task's
+    folder name (:func:`~biotok_train.ablate.plan.task_dir`)."""
+
+    kind: str
+    size: str | None = None
+    arm: str | None = None
+    vocab: str | None = None
+    method: str | None = None
+    pseed: int | None = None
+    task: str | None = None
+    fseed: int | None = None
+    step: int | None = None
+
+    def __str__(self) -> str:
+        k = self.kind
+        if k in ("prepare", "transfer", "init", "probe"):
+            return "/".join(x for x in (k, self.method, self.vocab) if x is not None) + \
+                (f"/p{self.pseed}" if k == "init" else "")
+        if k == "curve":
+            return f"{k}/{self.size}/{self.arm}/k{self.step}/p{self.pseed}/{self.task}/f{self.fseed}"
+        tail = f"/{self.task}/f{self.fseed}" if k == "finetune" else f"/k{self.step}" if self.step is not None else ""
+        return f"{k}/{self.size}/{self.arm}/p{self.pseed}{tail}"
+
+    @classmethod
+    def parse(cls, text: str) -> "Key":
+        """The key a job key string names; one that no plan makes: ValueError."""
+        parts = str(text).split("/")
+        kind, n = parts[0], len(parts)
+        layouts = {"prepare": (2, "vocab"), "transfer": (3, "method vocab"), "init": (3, "vocab p"), "probe": (1, ""),
+                   "pretrain": (4, "size arm p"), "floor-model": (4, "size arm p"),
+                   "evaluate": (4 + (n == 5), "size arm p" + " k" * (n == 5))}
+        if kind in layouts and n == layouts[kind][0]:
+            names, values = layouts[kind][1].split(), parts[1:]
+        elif kind == "finetune" and n >= 6:
+            names, values = "size arm p task f".split(), [parts[1], "/".join(parts[2:-3]), *parts[-3:]]
+        elif kind == "curve" and n >= 7:
+            names, values = "size arm k p task f".split(), [parts[1], "/".join(parts[2:-4]), *parts[-4:]]
+        else:
+            raise ValueError(f"{text!r} is not a job key")
+        fields = {}
+        for name, value in zip(names, values):
+            if name in _NUMBER:
+                if not re.fullmatch(rf"{name}\d+", value):
+                    raise ValueError(f"{text!r} is not a job key ({value!r} is not {name}N)")
+                fields[_NUMBER[name]] = int(value[1:])
+            else:
+                fields[name] = value
+        key = cls(kind, **fields)
+        if str(key) != text or not all(values):
+            raise ValueError(f"{text!r} is not a job key")
+        return key
+
+    @property
+    def floor(self) -> bool:
+        """A floor's job: a fine-tune from a random-init model (``NAME/floor``, ``floor.VOCAB``)."""
+        return self.arm is not None and (self.arm.endswith("/floor") or self.arm.startswith("floor."))
+
+    @property
+    def owner(self) -> str:
+        """The arm or shared part a job's cost counts for: the arm (a floor's: its arm's own name,
+        ``NAME``; with a base ``floor.VOCAB``), ``transfer-METHOD.VOCAB``, ``prepare.VOCAB``,
+        ``init.VOCAB``, ``probe``."""
+        if self.arm is not None:
+            return self.arm.removesuffix("/floor")
+        if self.kind == "transfer":
+            return f"transfer-{self.method}.{self.vocab}"
+        return f"{self.kind}.{self.vocab}" if self.vocab is not None else self.kind
+
+    @property
+    def group(self) -> str:
+        """The key without its seeds and task: what a table of jobs counts together
+        (``finetune/SIZE/ARM``, ``curve/SIZE/ARM/kK``, ``init/VOCAB``, ``prepare``)."""
+        if self.kind in ("prepare", "transfer", "probe"):
+            return self.kind
+        if self.kind == "init":
+            return f"init/{self.vocab}"
+        return f"{self.kind}/{self.size}/{self.arm}" + (f"/k{self.step}" if self.kind == "curve" else "")
 
 
 def files_sha256(paths: Sequence[str | Path]) -> str:
@@ -126,5 +225,5 @@ def precision_key() -> str:
     return f"{device.type}:{'bf16' if bf16_supported(device) else 'fp32'}"
 
 
-__all__ = ["corpus_key", "files_sha256", "fingerprints", "keep_tasks", "model_key", "finetune_settings", "precision_key",
-           "task_identity", "task_key"]
+__all__ = ["KINDS", "Key", "corpus_key", "files_sha256", "fingerprints", "keep_tasks", "model_key", "finetune_settings",
+           "precision_key", "task_identity", "task_key"]

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
-from pathlib import Path
+from dataclasses import dataclass, field
+from pathlib import Path, PurePath, PurePosixPath
 from typing import Sequence
 
 from biotok_train.config import AblationConfig
@@ -85,35 +85,49 @@ def comparison_pairs(legs: Sequence[Leg]) -> list[tuple[str, str]]:
     return list(dict.fromkeys(pairs))
 
 
+@dataclass(frozen=True)
+class Layout:
+    """Every path under an ablation's OUT (see :mod:`biotok_train.ablate`), the one place they are
+    spelled: under ``out``, or relative to it (the default: what jobs own and take as arguments)."""
+
+    out: PurePath = PurePosixPath()
+
+    def corpus(self, name: str = "") -> PurePath:
+        """corpus/: the split (pretrain.txt, heldout.txt, done)."""
+        return self.out / "corpus" / name if name else self.out / "corpus"
+
+    def data(self, vocab: str, heldout: bool = False) -> PurePath:
+        """data/VOCAB: the pretraining text prepared with VOCAB (data/VOCAB.heldout: the held-out lines)."""
+        return self.out / "data" / (f"{vocab}.heldout" if heldout else vocab)
+
+    def transfer(self, method: str, vocab: str) -> PurePath:
+        return self.out / "transfer" / method / vocab
+
+    def init(self, vocab: str, p: int) -> PurePath:
+        """init/random.VOCAB/pP: the base's architecture with random weights and VOCAB's tokenizer."""
+        return self.out / "init" / f"random.{vocab}" / f"p{p}"
+
+    def run(self, size: str, arm: str, p: int, step: int | None = None) -> PurePath:
+        """arms/SIZE/ARM/pP: one pretraining seed of an arm (model/, curve/, TASK/fF); with ``step``,
+        arms/SIZE/ARM/kK/pP: the curve's fine-tunes of its model after K steps."""
+        return self.out / "arms" / size / arm / (f"k{step}" if step is not None else "") / f"p{p}"
+
+    def floor_model(self, size: str, arm: str, p: int) -> PurePath:
+        return self.out / "arms" / size / arm / "floor" / f"p{p}" / "model"
+
+    def probe(self) -> PurePath:
+        return self.out / "probe"
+
+
 def data_dir(out: Path, vocab: str, heldout: bool = False) -> Path:
-    """OUT/data/VOCAB: the pretraining text prepared with VOCAB (OUT/data/VOCAB.heldout: the held-out lines)."""
-    return out / "data" / (f"{vocab}.heldout" if heldout else vocab)
-
-
-def arm_model_dir(out: Path, size: str, name: str, seed: int) -> Path:
-    """OUT/arms/SIZE/NAME/pSEED/model: an arm's pretrained model for one pretraining seed."""
-    return out / "arms" / size / name / f"p{seed}" / "model"
-
-
-def prepared(d: Path, text: Path, tokenizer: str, seq_len: int, progress: bool = False):
-    """``text`` prepared with ``tokenizer`` into ``d``, or the preparation already there."""
-    from biotok_train.config import PrepareConfig  # lazy: config is light, but keeps plan import-cheap
-    from biotok_train.pretrain.prepare import open_prepared, prepare  # lazy: numpy, tokenizers
-
-    if (d / "meta.json").is_file():
-        return open_prepared(d)
-    return prepare([str(text)], str(tokenizer), PrepareConfig(seq_len=seq_len), d, force=True, progress=progress)
+    """OUT/data/VOCAB (:meth:`Layout.data`)."""
+    return Path(Layout(Path(out)).data(vocab, heldout))
 
 
 def floor_name(leg: Leg, base: bool) -> str:
     """The name of an arm's floor under arms/SIZE/: its own (NAME/floor), or with a base one per
     vocabulary (floor.VOCAB: the arms of a vocabulary share the same random-init model)."""
     return f"floor.{leg.vocab}" if base else f"{leg.name}/floor"
-
-
-def floor_dir(out: Path, size: str, leg: Leg, base: bool) -> Path:
-    """Where an arm's floor runs live (see :func:`floor_name`)."""
-    return out / "arms" / size / floor_name(leg, base)
 
 
 def snapshot_dir(run_dir: Path, step: int) -> Path:

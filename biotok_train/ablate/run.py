@@ -20,9 +20,9 @@ from biotok_train.ablate.graph import DONE, FAILED, content_keys, costs, pending
 from biotok_train.ablate.grid import Grid, build
 from biotok_train.ablate.jobs import Env
 from biotok_train.ablate.keys import corpus_key, fingerprints, keep_tasks
-from biotok_train.ablate.plan import leg_names, plan_legs, read_json
+from biotok_train.ablate.plan import Layout, leg_names, plan_legs, read_json
 from biotok_train.ablate.results import AblationReport, load
-from biotok_train.config import MAX_SEQ_LEN, AblationConfig, EngineConfig
+from biotok_train.config import MAX_SEQ_LEN, AblationConfig, EngineConfig, check_precision
 
 log = logging.getLogger(__name__)
 
@@ -32,7 +32,7 @@ def split_corpus(cfg: AblationConfig, out: Path) -> tuple[Path, Path, int]:
     out); returns them and the characters of pretraining text (newlines excluded)."""
     from biotok.corpus import corpus_names, iter_lines  # lazy: corpus readers
 
-    d = out / "corpus"
+    d = Path(Layout(out).corpus())
     train, held = d / "pretrain.txt", d / "heldout.txt"
     key = corpus_key(cfg)
     if _split_key(d) != key:
@@ -150,26 +150,29 @@ class Incomplete(BiotokError):
 
 def run_ablation(cfg: AblationConfig, out: str | os.PathLike[str], progress: bool = True,
                  engine: EngineConfig = EngineConfig(), force: bool = False,
-                 on_done: engines.OnDone = None) -> AblationReport | None:
+                 on_done: engines.OnDone = None, precision: str | None = None) -> AblationReport | None:
     """Run (or resume) every job of the ablation with ``engine``; once all are done, write
     ablation.md, ablation.json, ablation.png and costs.json from their records. Some job not done:
     :class:`Incomplete` (what failed, what waits). ``force``: continue an OUT holding another
     recipe (the jobs whose inputs changed are run again). With ``engine.only``, just those jobs
     and what they need: None while other jobs of the grid have no record (a piece ran).
-    ``on_done(outcome)``: called here as each job settles (a slot rewrites its archive there)."""
+    ``on_done(outcome)``: called here as each job settles (a slot rewrites its archive there).
+    ``precision``: key the models' jobs by this arithmetic ("cuda:bf16") instead of this machine's,
+    to report from records made on another machine (a job without such a record is refused, never
+    run here in other arithmetic)."""
     out = Path(out)
     datasets = _check_inputs(cfg, out)  # a wrong input fails here, before anything is written
     engines.check(engine)  # Ray there, its cluster answering, a GPU to share: before any work
-    legs, grid, keys = _plan(cfg, datasets, corpus_key(cfg), engine.precision)
+    legs, grid, keys = _plan(cfg, datasets, corpus_key(cfg), check_precision(precision))
     keep_tasks(datasets)  # read once: this process's jobs use these examples, never the files again
     jobs = _selected(grid.jobs, engine.only)  # an --only that matches nothing: before any work too
-    _refuse_other_arithmetic(jobs, keys, out, engine.precision)  # records only read: before OUT is opened
+    _refuse_other_arithmetic(jobs, keys, out, precision)  # records only read: before OUT is opened
     created = not out.exists()
     try:
         with run_lock(out, "ablate"):
             _open(cfg, out, force)
             said = _Progress(len(jobs) - len(pending(out, jobs, keys)), on_done)
-            outcomes = engines.run(jobs, keys, Env(cfg, str(out.resolve()), progress), engine, said)
+            outcomes = engines.run(jobs, keys, Env(cfg, str(out.resolve()), progress, (engine.compile, engine.compile_mode)), engine, said)
             said.summary()
             _check_done(outcomes, out)
             if len(jobs) < len(grid.jobs):
@@ -253,15 +256,6 @@ def _refuse_other_arithmetic(jobs: list, keys: dict, out: Path, precision: str |
     if missing:
         raise Incomplete(f"{len(missing)} of {len(jobs)} jobs of {out} have no record made in {precision}, and this "
                          f"machine computes in {here}: run them where the others ran (first: {', '.join(missing[:3])})")
-
-
-def job_status(cfg: AblationConfig, out: str | os.PathLike[str], precision: str | None = None) -> dict[str, bool]:
-    """Each job of the ablation ``cfg`` in plan order, and whether OUT holds its record (keyed by
-    ``precision``, default this machine's arithmetic): what is left to run, nothing written."""
-    out = Path(out)
-    _, grid, keys = _plan(cfg, _check_inputs(cfg, out), corpus_key(cfg), precision)
-    done = pending(out, grid.jobs, keys)
-    return {j.key: j.key in done for j in grid.jobs}
 
 
 def _check_done(outcomes: dict, out: Path) -> None:

@@ -12,16 +12,14 @@ next slot trains that model again with everything that needs it, so no record co
 from __future__ import annotations
 
 import heapq
-import json
 import os
-import re
-import tarfile
 import time
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Callable, Iterable, Mapping, Sequence
 
 from biotok_train.ablate.graph import Job, select
+from biotok_train.ablate.keys import Key
+from biotok_train.ablate.store import home_records, read_archive
 from biotok_train.config import AblationConfig, EngineConfig
 
 HOME = "home.json"  # beside --pack's files: {job key: content key} of every record at home
@@ -70,9 +68,8 @@ def units(jobs: Sequence[Job]) -> list[Unit]:
 
 
 def seed_of(key: str) -> int | None:
-    """The pretraining seed a job key names (``.../pP`` or ``.../pP/...``); None: none (a preparation)."""
-    m = re.search(r"/p(\d+)(?:/|$)", key)
-    return int(m.group(1)) if m else None
+    """The pretraining seed a job key names; None: none (a preparation)."""
+    return Key.parse(key).pseed
 
 
 def select_seed(jobs: Sequence[Job], seed: int) -> list[Job]:
@@ -93,8 +90,8 @@ def unit_seed(u: Unit) -> int | None:
 
 
 def _fine_seed(key: str) -> int:
-    m = re.search(r"/f(\d+)$", key)
-    return int(m.group(1)) if m else -1
+    f = Key.parse(key).fseed
+    return -1 if f is None else f
 
 
 def simulate(jobs: Sequence[Job], seconds: Mapping[str, float], asks: Mapping[str, float], gpus: float,
@@ -188,41 +185,12 @@ def plan_jobs(cfg: AblationConfig, precision: str | None = None) -> tuple[list[J
     return grid.jobs, keys
 
 
-def home_records(out: str | os.PathLike[str]) -> dict[str, str]:
-    """{job key: content key} of every record in OUT/jobs (what a slot machine is told is done)."""
-    jobs, found = Path(out) / "jobs", {}
-    for p in sorted(jobs.rglob("*.json")) if jobs.is_dir() else []:
-        if p.name.endswith(".cost.json"):
-            continue
-        try:
-            rec = json.loads(p.read_text(encoding="utf-8"))
-            found[rec["key"]] = rec["inputs"]
-        except (OSError, ValueError, KeyError, TypeError):
-            continue
-    return found
-
-
 def archive_records(archive: str | os.PathLike[str]) -> tuple[dict, dict[str, str]]:
     """(the manifest, {job key: content key} of the records) of an archive of
-    :func:`~biotok_train.ablate.records.export_records`; a file that is not one: ConfigError."""
-    from biotok.errors import ConfigError  # lazy: one use
-
-    found, manifest = {}, None
-    try:
-        with tarfile.open(archive, "r:*") as tar:
-            for m in tar.getmembers():
-                if m.name == "piece.json":
-                    manifest = json.loads(tar.extractfile(m).read().decode("utf-8"))
-                elif m.isfile() and m.name.startswith("jobs/") and m.name.endswith(".json") \
-                        and not m.name.endswith(".cost.json"):
-                    rec = json.loads(tar.extractfile(m).read().decode("utf-8"))
-                    found[rec["key"]] = rec["inputs"]
-        if not isinstance(manifest, dict):
-            raise ValueError("no piece.json")
-    except (OSError, tarfile.TarError, ValueError, KeyError, TypeError, EOFError, AttributeError) as e:
-        reason = "not found" if isinstance(e, FileNotFoundError) else " ".join(str(e).split()) or type(e).__name__
-        raise ConfigError(f"{archive} is not an archive of ablation records ({reason})") from None
-    return manifest, found
+    :func:`~biotok_train.ablate.store.export_records` (:func:`~biotok_train.ablate.store.read_archive`:
+    bounded, every member checked); a file that is not one: ConfigError."""
+    got = read_archive(archive)
+    return got.manifest, got.contents()
 
 
 def merge_filter(jobs: Sequence[Job], keys: Mapping[str, str], records: Mapping[str, str]) -> tuple[Callable[[str], bool], list[Unit]]:
@@ -286,7 +254,7 @@ def status_lines(jobs: Sequence[Job], keys: Mapping[str, str], home: Mapping[str
                          f"{'yes' if u.name in done else 'no' + (' (partial records are not merged)' if u in part else '')} |")
         kinds: dict[str, list[Unit]] = {}
         for u in (u for u in mine if not u.model):
-            kinds.setdefault(re.split(r"/p\d+(?:/|$)", u.name)[0] if s is not None else u.name.split("/")[0], []).append(u)
+            kinds.setdefault(Key.parse(u.name).group if s is not None else Key.parse(u.name).kind, []).append(u)
         for kind, us in kinds.items():
             n = sum(u.name in done for u in us)
             lines.append(f"| {'-' if s is None else s} | {kind}{'/...' if len(us) > 1 else ''} | {len(us)} | "

@@ -10,6 +10,7 @@ import click
 
 from biotok_train.ablate import run_ablation
 from biotok_train.ablate.command import ENGINE_OPTIONS, ablate_options, ablation_config, engine_config
+from biotok_train.config import check_precision
 
 
 def _engine_options(f):
@@ -49,8 +50,9 @@ def ablate_cmd(out, quiet, force, **options) -> None:
               biotok-train ablate --tokenizers tokA/ tokB/ --corpus corpus.txt --budget 16000 \\
                 --curve 2000,4000,8000 --curve-tasks none --no-floor --out plateau/   # when do they leave the plateau?
     """
-    engine = engine_config(options)
-    report = run_ablation(ablation_config(**options), out, progress=not quiet, engine=engine, force=force)
+    engine, precision = engine_config(options), check_precision(options.pop("precision"))
+    report = run_ablation(ablation_config(**options), out, progress=not quiet, engine=engine, force=force,
+                          precision=precision)
     if report is None:  # --only: a piece ran, other jobs have no record yet
         click.echo(f"the jobs of --only {' '.join(engine.only)} are done; the report waits for the others "
                    f"(run them with other --only patterns, or without --only)", err=True)

@@ -195,14 +195,14 @@ def _in_slots(data, tmp_path, work, down, monkeypatch, capsys):
     put in .gpu, killed partway, its archive merged home (whole units only), the next slot on a
     fresh machine runs what is missing, merged home: every job of the seed counts done and the
     verdicts are the one-go run's."""
-    from biotok_train.ablate import records as REC
+    from biotok_train.ablate import store as REC
     from biotok_train.ablate import slots as S
 
     monkeypatch.setattr(A, "WORK", tmp_path / "nothing")
     assert A.main(["--dry-run", "--tasks", "e3c", "--merge", str(tmp_path / "x.tar.xz")]) == 2  # before the CPU side
-    assert "error: no pretraining text in" in capsys.readouterr().err and not (tmp_path / "nothing").exists()
+    assert "text.txt: run the CPU side first" in capsys.readouterr().err and not (tmp_path / "nothing").exists()
     assert A.main(["--dry-run", "--tasks", "e3c", "--slots"]) == 2
-    assert "error: no pretraining text in" in capsys.readouterr().err
+    assert "text.txt: run the CPU side first" in capsys.readouterr().err
     monkeypatch.setattr(A, "WORK", tmp_path)
     gpu = tmp_path / ".gpu"
     monkeypatch.setattr(A, "GPU_PACK", gpu)
@@ -230,7 +230,7 @@ def _in_slots(data, tmp_path, work, down, monkeypatch, capsys):
     assert A.main(["--dry-run", "--tasks", "e3c", "--merge", str(out1 / "slot.tar.xz")]) == 0
     res = capsys.readouterr()
     assert not (work / "downstream.json").exists() and "Next slot: pretraining seed 0, " in res.out
-    cfg = A.gpu_config(work, A.vocabularies(work, True, train=False), ("e3c",))
+    cfg = A.gpu_config(work, ("e3c",))
     jobs, keys = S.plan_jobs(cfg)
     home = S.home_records(work / "gpu")
     whole, part = S.done_units(jobs, keys, home)

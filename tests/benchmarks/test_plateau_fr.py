@@ -58,10 +58,10 @@ def test_quick_runs_end_to_end(tmp_path, monkeypatch):
         pytest.skip(f"needs the reference data ({C.DATA})")
     monkeypatch.setattr(C, "CACHE", tmp_path)
     assert P.main(["--quick"]) == 0
-    readme = (tmp_path / "ablation_cpu_quick" / "plateau-published" / "README.md").read_text(encoding="utf-8")
+    readme = (tmp_path / "ablation_cpu_quick" / "page" / "README.md").read_text(encoding="utf-8")
     assert readme.startswith(f"# {P.TITLE}") and "## The held-out curve" in readme
     assert sum(line.startswith("- On the held-out curve, ") for line in readme.splitlines()) >= 2
-    published = tmp_path / "ablation_cpu_quick" / "plateau-published"
+    published = tmp_path / "ablation_cpu_quick" / "page"
     assert (published / "heldout_curve.png").is_file() and (published / "ablation.json").is_file()
     jobs = (tmp_path / "ablation_cpu_quick" / "run" / "jobs")
     assert (jobs / "evaluate" / "tiny" / "Unigram_L-8k" / "p0" / "k10.json").is_file()

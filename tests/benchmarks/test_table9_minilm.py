@@ -10,7 +10,7 @@ import pytest
 pytest.importorskip("seqeval")
 
 from benchmarks.experiments import table9_minilm as T  # noqa: E402
-from tests.biotok_train.test_ablate import base_model  # noqa: E402,F401 (a fixture)
+from tests.biotok_train.ablate.test_run import base_model  # noqa: E402,F401 (a fixture)
 
 
 def test_quick_regenerates_the_page_end_to_end(tmp_path, base_model, shared_data):  # noqa: F811

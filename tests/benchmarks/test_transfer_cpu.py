@@ -33,7 +33,7 @@ def test_quick_runs_end_to_end(tmp_path, monkeypatch):
         pytest.skip(f"needs the reference data ({C.DATA})")
     monkeypatch.setattr(P, "WORK", tmp_path)
     assert P.main(["--quick"]) == 0
-    published = tmp_path / "quick" / "published"
+    published = tmp_path / "quick" / "page"  # a dry run's page
     readme = (published / "README.md").read_text(encoding="utf-8")
     assert readme.startswith(f"# {P.TITLE}") and "General model: BERT-tiny, 4 steps" in readme
     assert "transfer-random.tok-clinical-8000's [MASK] loss against transfer-fvt.tok-clinical-8000's" in readme

@@ -36,7 +36,7 @@ def _floor(size, task, arm, beats, pre=0.4, floor=0.3):
 
 def ablation(arms=("A", "B", "C"), pseeds=(0, 1), left=True, beats=True, comparisons=None, fertility=None,
              mlm_beats=None):
-    """An ablation.json as biotok_train.ablate.report writes it (the fields decide reads, and more)."""
+    """An ablation.json as biotok_train.ablate writes it (the fields decide reads, and more)."""
     fert = fertility or {a: 1.40 + 0.05 * i for i, a in enumerate(arms)}
     rows = []
     for a in arms:

@@ -9,7 +9,7 @@ import pytest
 
 from biotok_train.ablate import run_ablation
 from biotok_train.config import AblationConfig, FinetuneConfig
-from tests.biotok_train.test_ablate import _bio_task, base_model  # noqa: F401 (a fixture)
+from tests.biotok_train.ablate.test_run import _bio_task, base_model  # noqa: F401 (a fixture)
 
 
 def test_general_transfer_methods_and_the_curve(tmp_path, sample_corpus, tiny_unigram, base_model):  # noqa: F811

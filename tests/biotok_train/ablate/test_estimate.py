@@ -47,7 +47,7 @@ def test_task_sizes_read_each_task_and_its_sequences_per_example(shared_data):
 
 def test_slot_costs_and_each_jobs_seconds_on_the_gpu_machine(tmp_path):
     """The measured costs of a slot's archives (jobs/*.cost.json) and what a slot's planner reads from them."""
-    from biotok_train.ablate.records import export_records
+    from biotok_train.ablate.store import export_records
 
     out = tmp_path / "run"
     for key, wall in (("prepare/a", 120.0), ("pretrain/small/a/p0", 100.0), ("evaluate/small/a/p0", 10.0),

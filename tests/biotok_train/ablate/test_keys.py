@@ -13,11 +13,11 @@ import pytest
 from biotok_train.ablate import run_ablation
 from biotok_train.ablate.graph import content_keys
 from biotok_train.ablate.grid import build
-from biotok_train.ablate.keys import task_key
+from biotok_train.ablate.keys import KINDS, Key, task_key
 from biotok_train.ablate.plan import leg_names, plan_legs
 from biotok_train.config import AblationConfig
 from biotok_train.tasks import load
-from tests.biotok_train.test_ablate import _fake_ablation, _bio_task
+from tests.biotok_train.ablate.test_run import _fake_ablation, _bio_task
 
 SHARED = Path(os.environ.get("BIOTOK_SHARED_DATA", Path(__file__).resolve().parents[3] / ".." / "shared" / "data"))
 needs_shared = pytest.mark.skipif(not (SHARED / "corpora").is_dir(), reason=f"needs the shared data at {SHARED}")
@@ -134,3 +134,55 @@ def test_each_setting_changed_reruns_exactly_the_jobs_it_enters():
     assert stale(finetune=FinetuneConfig(max_eval_examples=0)) == set()
     assert stale(finetune=FinetuneConfig(max_eval_examples=40)) == {
         "finetune/tiny/x/p0/e3c/f0", "finetune/tiny/x/floor/p0/e3c/f0"}
+
+
+# --- Key: a job's identity ---------------------------------------------------------------------------
+def _toy_plan(**kw) -> list[str]:
+    """Every job key of a plan built from made-up fingerprints (no file is read)."""
+    cfg = AblationConfig(corpus=("c.txt",), **kw)
+    toks = list(cfg.tokenizers)
+    legs = plan_legs(cfg, dict(zip(toks, leg_names(toks))))
+    tasks = dict.fromkeys((*cfg.tasks, *cfg.curve_task_list))
+    fp = {"corpus": "c", "base": "b" if cfg.base else None, "tok": {leg.vocab: leg.vocab for leg in legs},
+          "task": {t: f"{i}" * 64 for i, t in enumerate(tasks)}, "precision": "cpu:fp32"}
+    return [j.key for j in build(cfg, legs, fp).jobs]
+
+
+PLANS = {"scratch": dict(tokenizers=("/x/a", "/x/b"), tasks=("ner-x", "/nowhere/t.conll"), sizes=("tiny", "small"),
+                         pretrain_seeds=(0, 1), seeds=(0, 2), floor=True, probe=True, curve=(2, 4), curve_tasks=("ner-x",)),
+         "base": dict(tokenizers=("/x/a",), tasks=("ner-x",), base="/x/base", arms=("general", "continual", "transfer", "scratch"),
+                      transfer_methods=("fvt", "random"), floor=True, curve=(3,), curve_tasks=("ner-x",))}
+
+
+@pytest.mark.parametrize("plan", sorted(PLANS))
+def test_every_planned_key_parses_back_to_itself(plan):
+    keys = _toy_plan(**PLANS[plan])
+    assert len(keys) == len(set(keys)) > 20
+    kinds = set()
+    for text in keys:
+        key = Key.parse(text)
+        assert str(key) == text and key.kind in KINDS
+        kinds.add(key.kind)
+    assert kinds >= {"prepare", "pretrain", "evaluate", "finetune", "curve"}
+
+
+def test_a_key_names_its_fields():
+    k = Key.parse("finetune/small/scratch.a/floor/p1/file-0123abcd/f2")
+    assert (k.kind, k.size, k.arm, k.pseed, k.task, k.fseed, k.step) == ("finetune", "small", "scratch.a/floor", 1,
+                                                                         "file-0123abcd", 2, None)
+    assert k.floor and k.group == "finetune/small/scratch.a/floor"
+    c = Key.parse("curve/tiny/transfer-fvt.a/k0/p0/e3c/f1")
+    assert (c.arm, c.step, c.pseed, c.task, c.fseed, c.floor, c.group) == ("transfer-fvt.a", 0, 0, "e3c", 1, False,
+                                                                           "curve/tiny/transfer-fvt.a/k0")
+    assert Key.parse("evaluate/small/a/p3/k10").step == 10 and Key.parse("evaluate/small/a/p3").step is None
+    assert (Key.parse("transfer/fvt/a").method, Key.parse("init/a/p2").pseed) == ("fvt", 2)
+    assert Key.parse("finetune/s/floor.a/p0/t/f0").floor and Key.parse("probe").pseed is None
+    assert str(Key("pretrain", "small", "a", pseed=0)) == "pretrain/small/a/p0"
+
+
+@pytest.mark.parametrize("text", ["", "probe/x", "prepare", "prepare/", "pretrain/s/a/q1", "pretrain/s/a/p01",
+                                  "pretrain/s/a/p-1", "finetune/s/p0/t/f0", "evaluate/s/a/p0/k", "curve/s/a/p0/t/f0",
+                                  "warmup/s/a/p0", "finetune/s//p0/t/f0"])
+def test_a_string_no_plan_makes_is_not_a_key(text):
+    with pytest.raises(ValueError):
+        Key.parse(text)

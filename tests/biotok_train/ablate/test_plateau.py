@@ -9,7 +9,7 @@ import pytest
 
 from biotok_train.ablate import leg_names, run_ablation
 from biotok_train.config import AblationConfig, FinetuneConfig
-from tests.biotok_train.test_ablate import _bio_task, _fake_ablation
+from tests.biotok_train.ablate.test_run import _bio_task, _fake_ablation
 
 
 def test_report_says_which_arm_left_the_plateau_and_adds_the_probe(tmp_path, sample_corpus, tiny_unigram,

@@ -101,7 +101,7 @@ def test_a_real_ablation_is_byte_identical_local_ray_and_after_a_kill(tmp_path, 
 
     from biotok_train.ablate import run_ablation
     from biotok_train.config import AblationConfig, FinetuneConfig
-    from tests.biotok_train.test_ablate import _bio_task
+    from tests.biotok_train.ablate.test_run import _bio_task
 
     task = _bio_task(tmp_path / "task", n_test=8)
     cfg = AblationConfig(tokenizers=(str(tiny_wordpiece),), corpus=(str(sample_corpus),), tasks=(str(task),),

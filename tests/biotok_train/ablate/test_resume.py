@@ -53,7 +53,7 @@ def _there(out: Path, pattern: str) -> bool:
 @pytest.fixture(scope="module")
 def inputs(tmp_path_factory, tiny_wordpiece, sample_corpus):
     """The task and the ablation.json of a run never stopped (local engine), with its OUT."""
-    from tests.biotok_train.test_ablate import _bio_task
+    from tests.biotok_train.ablate.test_run import _bio_task
 
     d = tmp_path_factory.mktemp("resume")
     task = _bio_task(d / "task", n_test=8)
@@ -128,7 +128,7 @@ def test_a_damaged_checkpoint_is_started_over_by_the_pretraining_job(tmp_path, t
     with advice for 'mlm' ('start again without --resume (--force)')."""
     from biotok_train.ablate import run_ablation
     from biotok_train.config import AblationConfig, FinetuneConfig
-    from tests.biotok_train.test_ablate import _bio_task
+    from tests.biotok_train.ablate.test_run import _bio_task
 
     task = _bio_task(tmp_path / "task", n_test=8)
     cfg = AblationConfig(tokenizers=(str(tiny_wordpiece),), corpus=(str(sample_corpus),), tasks=(str(task),),

@@ -1,7 +1,7 @@
 """``biotok-train ablate``: its engine options checked before any work, a disk error that stops the
 run in one line, and a line per finished job (issue 40 items 3 and 6, issue 39 item 3).
 
-The jobs are the fakes of tests.biotok_train.test_ablate (through the ``setup`` fixture of
+The jobs are the fakes of tests.biotok_train.ablate.test_run (through the ``setup`` fixture of
 test_contract_ablate): the driver, the engine, the records and the report are the real ones.
 """
 

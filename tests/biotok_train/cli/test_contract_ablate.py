@@ -2,7 +2,7 @@
 a full disk (issue 33, points 3, 4, 6 and 'also found'). Each case fails on the code before the
 job graph: resume trusted paths, read its caches unchecked and let two runs share one OUT.
 
-The jobs' functions are replaced by fakes (tests.biotok_train.test_ablate._fake_ablation) that
+The jobs' functions are replaced by fakes (tests.biotok_train.ablate.test_run._fake_ablation) that
 record what they ran: the driver, the engine, the content keys, the records and the report are
 the real ones.
 """
@@ -19,7 +19,7 @@ from click.testing import CliRunner
 from biotok.output import run_lock
 from biotok_train.cli import main
 from tests._contract import Mounts
-from tests.biotok_train.test_ablate import _bio_task, _fake_ablation, leg_names
+from tests.biotok_train.ablate.test_run import _bio_task, _fake_ablation, leg_names
 
 PROG = "biotok-train"
 

@@ -1,4 +1,4 @@
-"""biotok_train/ablate/records.py under hostile archives: an archive is data from another machine.
+"""biotok_train/ablate/store.py under hostile archives: an archive is data from another machine.
 
 Each case was merged (or written through, or believed) before: links, '..' and absolute paths,
 devices and FIFOs, a compression bomb, a manifest that lies, records that are not JSON or not
@@ -16,7 +16,7 @@ import tracemalloc
 import pytest
 
 from biotok.errors import ConfigError
-from biotok_train.ablate import records as R
+from biotok_train.ablate import store as R
 from tests._contract import tree_digest
 
 PRECISION = "cuda:bf16"
@@ -287,7 +287,6 @@ def test_the_same_archive_merged_twice_changes_nothing(tmp_path, home):
     assert R.read_pieces(home) == [json.loads(manifest(2)), json.loads(manifest(1))]
     sha = R._sha(record("pretrain/small/A/p0"))
     assert entries[0]["merged"]["sha256"]["pretrain/small/A/p0"] == sha
-    assert R.merged_from(home)["pretrain/small/B/p0"] == "piece-b.tar.xz"
 
 
 def test_select_merges_only_the_keys_it_accepts_but_checks_the_whole_archive(tmp_path, home):
@@ -347,3 +346,18 @@ def test_a_damaged_gzip_archive_is_one_line(tmp_path, home):
     data = path.read_bytes()
     path.write_bytes(data[:30] + bytes(b ^ 0x5A for b in data[30:60]) + data[60:])
     refused(path, home, "is not an archive of ablation records")
+
+
+def test_an_oversized_member_is_refused_on_every_path_before_anything_is_written(tmp_path, home, monkeypatch):
+    """The store's one bounded reader: a merge, the slot planner's reading of an archive and the slot estimate."""
+    from biotok_train.ablate import estimate, slots
+
+    monkeypatch.setattr(R, "MAX_MEMBER", 200)
+    big = make(tmp_path / "big.tar.xz", info("piece.json", manifest(1)),
+               info("jobs/pretrain/small/A/p0.json", record("pretrain/small/A/p0", inputs="x" * 300)))
+    before = tree_digest(home)
+    for read in (R.read_archive, slots.archive_records, lambda a: estimate.slot_costs([a]),
+                 lambda a: R.import_records(a, home)):
+        with pytest.raises(ConfigError, match="over the 0 MiB a record may take"):
+            read(big)
+    assert tree_digest(home) == before

@@ -149,6 +149,7 @@ def test_command_reads_back_as_the_same_config(changes):
     params = ablate_cmd.make_context("ablate", argv[2:]).params
     assert (str(params.pop("out")), params.pop("quiet"), params.pop("force")) == ("runs/ab", False, False)
     assert engine_config(params) == EngineConfig()  # who runs the jobs is not in the command line
+    assert params.pop("precision") is None  # nor another machine's arithmetic
     assert ablation_config(**params) == cfg
 
 
@@ -157,7 +158,7 @@ def test_train_fraction_is_an_ablate_option_of_every_fine_tuning_run():
 
     argv = ["--tokenizers", "a", "--corpus", "c.txt", "--train-fraction", "0.25", "--out", "x"]
     params = ablate_cmd.make_context("ablate", argv).params
-    params.pop("out"), params.pop("quiet"), params.pop("force"), engine_config(params)
+    params.pop("out"), params.pop("quiet"), params.pop("force"), params.pop("precision"), engine_config(params)
     cfg = ablation_config(**params)
     assert cfg.finetune.train_fraction == 0.25 and cfg.finetune_config(3).train_fraction == 0.25
     assert "--train-fraction 0.25" in command_line(cfg)
@@ -299,13 +300,13 @@ def test_only_runs_pieces_and_the_last_one_writes_the_report(tmp_path, sample_co
     monkeypatch.setattr(keys, "precision_key", lambda: "cpu:fp32")
     with pytest.raises(Incomplete, match=r"3 of 30 jobs .* no record made in cuda:bf16, and this machine computes "
                                          r"in cpu:fp32: run them where the others ran \(first: floor-model/tiny/"):
-        run_ablation(cfg, out, progress=False, engine=EngineConfig(precision="cuda:bf16"))
+        run_ablation(cfg, out, progress=False, precision="cuda:bf16")
     assert ran == []
     monkeypatch.setattr(keys, "precision_key", lambda: "cuda:bf16")  # the last piece, on "the GPU"
     assert run_ablation(cfg, out, progress=False, engine=EngineConfig(only=(pieces[-1],))) is not None
     monkeypatch.setattr(keys, "precision_key", lambda: "cpu:fp32")
     ran.clear()
-    report = run_ablation(cfg, out, progress=False, engine=EngineConfig(precision="cuda:bf16"))
+    report = run_ablation(cfg, out, progress=False, precision="cuda:bf16")
     assert ran == [] and {(f["arm"], f["beats_floor"]) for f in report.floors} == {(ref, True), (cand, True)}
     whole = tmp_path / "whole"  # the same grid in one go gives the same statistics
     monkeypatch.setattr(keys, "precision_key", lambda: "cuda:bf16")

@@ -1,4 +1,4 @@
-"""biotok_train/ablate/records.py: a piece's records carried between machines as one archive."""
+"""biotok_train/ablate/store.py: a piece's records carried between machines as one archive."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 
 from biotok.errors import ConfigError
 from biotok_train.ablate import keys
-from biotok_train.ablate.records import export_records, import_records, read_pieces, recorded_precision
+from biotok_train.ablate.store import export_records, import_records, read_pieces, recorded_precision
 
 
 @pytest.fixture
@@ -92,7 +92,7 @@ def test_pieces_of_two_arithmetics_make_no_report(tmp_path):
 
 
 def test_a_packed_file_comes_back_only_whole(tmp_path):
-    from biotok_train.ablate.records import pack_file, unpack_file
+    from biotok_train.ablate.store import pack_file, unpack_file
 
     src = tmp_path / "text.txt"
     src.write_text("une ligne\n" * 1000, encoding="utf-8")

@@ -1,11 +1,13 @@
-"""An ablation's job records as one archive, to carry pieces of a grid between machines (and a
-file of its inputs, compressed and checked, to carry there).
+"""Where an ablation's results live: each job's done record (``OUT/jobs/KEY.json``), its cost
+(``KEY.cost.json``) and its start marker (``KEY.started``), and the archives that carry records
+between machines (and a file of its inputs, compressed and checked, to carry there). Every read
+of a record from another machine goes through one bounded reader (:func:`read_archive`).
 
 A short GPU slot runs one piece (``run_ablation`` with ``EngineConfig.only``) on a bare machine
 and can send back only small files: :func:`export_records` packs OUT/jobs (each record and its
 cost, a few kilobytes a job; no model, no prepared data) with a manifest of where and in what
 arithmetic they were made; :func:`import_records` merges such archives into another OUT, where a
-report is then written from the records alone (``EngineConfig.precision``).
+report is then written from the records alone (``run_ablation(precision=...)``).
 
 An archive comes from another machine: it is read as data, never unpacked. Only regular files
 named ``jobs/...json`` (and the manifest) are accepted, read block by block with bounded sizes
@@ -21,15 +23,20 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import logging
 import os
 import re
+import shutil
 import stat
 import tarfile
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Callable
+from typing import Any, Callable, Iterable, Sequence
 
 from biotok.errors import ConfigError
 from biotok.output import atomic_file
+
+log = logging.getLogger(__name__)
 
 MANIFEST = "piece.json"  # inside an archive: where its records were made
 PIECES = "pieces.json"  # in OUT: the manifests of every archive merged there (and what each brought)
@@ -42,6 +49,93 @@ _PART = re.compile(r"[\w.+=-]+")  # one folder or file name of a member under jo
 _MERGED = "merged"  # in a pieces.json entry: the archive's file name and the sha256 of each record it brought
 
 
+# --- the records of OUT -------------------------------------------------------------------------------
+def record_path(out: str | os.PathLike[str], key: str) -> Path:
+    """OUT/jobs/KEY.json: the done record of job ``key`` (a :class:`~biotok_train.ablate.keys.Key`'s string)."""
+    return Path(out) / "jobs" / f"{key}.json"
+
+
+def cost_path(out: str | os.PathLike[str], key: str) -> Path:
+    return Path(out) / "jobs" / f"{key}.cost.json"
+
+
+def write_json(path: Path, obj: Any, indent: int | None = 1) -> None:
+    """``obj`` as JSON at ``path``, atomically (temp then rename)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_file(path, force=True) as tmp:
+        tmp.write_text(json.dumps(obj, indent=indent, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def read_record(out: str | os.PathLike[str], key: str, content: str | None) -> tuple[bool, Any]:
+    """(True, result) when ``key``'s record exists, is whole and has ``content`` as its content
+    key (None: any); (False, None) otherwise (a damaged record is said once and recomputed)."""
+    path = record_path(out, key)
+    if not path.is_file():
+        return False, None
+    try:
+        rec = json.loads(path.read_text(encoding="utf-8"))
+        ok = isinstance(rec, dict) and rec.get("key") == key and "result" in rec
+    except (OSError, ValueError) as e:
+        log.warning("%s is damaged (%s): its job is run again", path, str(e).splitlines()[0])
+        return False, None
+    if not ok:
+        log.warning("%s is not a job record: its job is run again", path)
+        return False, None
+    return content is None or rec.get("inputs") == content, rec["result"]
+
+
+def write_record(out: str | os.PathLike[str], key: str, content: str, result: Any, cost: dict) -> None:
+    """Job ``key``'s done record (its content key and result), then its cost."""
+    write_json(record_path(out, key), {"key": key, "inputs": content, "result": result}, indent=None)
+    write_json(cost_path(out, key), cost)
+
+
+def read_costs(out: str | os.PathLike[str], keys: Iterable[str]) -> dict[str, dict]:
+    """The cost record of each job (CPU and wall seconds, device), as written when it ran."""
+    rows = {}
+    for key in keys:
+        try:
+            rows[key] = json.loads(cost_path(out, key).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+    return rows
+
+
+def home_records(out: str | os.PathLike[str]) -> dict[str, str]:
+    """{job key: content key} of every whole record in OUT/jobs (what a slot machine is told is
+    done); a record over :data:`MAX_MEMBER` could not travel, so it is not counted."""
+    jobs, found = Path(out) / "jobs", {}
+    for p in sorted(jobs.rglob("*.json")) if jobs.is_dir() else []:
+        if p.name.endswith(".cost.json"):
+            continue
+        key = p.relative_to(jobs).as_posix()[: -len(".json")]
+        data = _existing(p, key)
+        if data is not None:
+            found[key] = json.loads(data.decode("utf-8"))["inputs"]
+    return found
+
+
+def start_over_if_stale(out: Path, key: str, owns: Sequence[str], content: str) -> None:
+    """Remove what job ``key`` left under OUT (``owns``) when it was started with other inputs (or by
+    an unknown run); keep it (a killed job resumes) when its marker holds the same content key."""
+    marker = out / "jobs" / f"{key}.started"
+    try:
+        same = marker.read_text(encoding="utf-8").strip() == content
+    except OSError:
+        same = False
+    if not same:
+        for rel in owns:
+            p = out / rel
+            if p.is_dir() and not p.is_symlink():
+                shutil.rmtree(p)
+            elif p.exists() or p.is_symlink():
+                p.unlink()
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        with atomic_file(marker, force=True) as tmp:
+            tmp.write_text(content + "\n", encoding="utf-8")
+
+
+# --- writing an archive ------------------------------------------------------------------------------
 def export_records(out: str | os.PathLike[str], archive: str | os.PathLike[str], manifest: dict) -> dict:
     """OUT/jobs/**.json (records and costs) and ``manifest`` (plus this machine's arithmetic and the
     number of records) as a ``.tar.xz`` at ``archive``, written atomically. Returns the manifest.
@@ -226,7 +320,7 @@ def _read_archive(path: Path) -> dict[str, bytes]:
 
 def _key(name: str) -> tuple[str, bool]:
     """The job key of member ``jobs/KEY.json`` or ``jobs/KEY.cost.json``, and whether it is the cost."""
-    rel = name[len("jobs/"):]
+    rel = PurePosixPath(name).relative_to("jobs").as_posix()  # the key string as record_path names it
     return (rel[: -len(".cost.json")], True) if rel.endswith(".cost.json") else (rel[: -len(".json")], False)
 
 
@@ -273,6 +367,49 @@ def _checked(files: dict[str, bytes]) -> tuple[dict, dict[str, bytes], dict[str,
     return manifest, records, costs
 
 
+@dataclass(frozen=True)
+class Archive:
+    """An archive of records, read and checked: its manifest, and each record's and cost's bytes by job key."""
+
+    manifest: dict
+    records: dict[str, bytes]
+    costs: dict[str, bytes]
+
+    def contents(self) -> dict[str, str]:
+        """{job key: content key} of its records."""
+        return {k: json.loads(v.decode("utf-8"))["inputs"] for k, v in self.records.items()}
+
+    def results(self) -> dict[str, Any]:
+        return {k: json.loads(v.decode("utf-8"))["result"] for k, v in self.records.items()}
+
+    def walls(self) -> dict[str, float]:
+        """{job key: wall seconds} of its costs that say them."""
+        out = {}
+        for k, v in self.costs.items():
+            wall = json.loads(v.decode("utf-8")).get("wall_s")
+            if isinstance(wall, (int, float)):
+                out[k] = wall
+        return out
+
+
+def read_archive(archive: str | os.PathLike[str]) -> Archive:
+    """The one reader of an archive from another machine (every path reads it so: a merge, the
+    slot estimate): read as data within the bounds, every member checked; anything wrong, an
+    oversized member included: :class:`ConfigError` in one line, before anything is written."""
+    import lzma
+    import zlib
+
+    path = Path(archive)
+    head = f"{path} is not an archive of ablation records"
+    try:
+        return Archive(*_checked(_read_archive(path)))
+    except _Refused as e:
+        raise ConfigError(f"{head}: {e}") from None
+    except (OSError, tarfile.TarError, lzma.LZMAError, zlib.error, EOFError, ValueError) as e:
+        reason = "not found" if isinstance(e, FileNotFoundError) else " ".join(str(e).split()) or type(e).__name__
+        raise ConfigError(f"{head} ({reason})") from None
+
+
 # --- merging -----------------------------------------------------------------------------------------
 def _sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
@@ -316,18 +453,9 @@ def import_records(archive: str | os.PathLike[str], out: str | os.PathLike[str],
     different (naming the archive it came from); a damaged one is replaced. Merging the same archive
     again changes nothing. Anything wrong: :class:`ConfigError` in one line, and nothing written.
     """
-    import lzma
-    import zlib
-
     path, out = Path(archive), Path(out)
-    head = f"{path} is not an archive of ablation records"
-    try:
-        manifest, records, costs = _checked(_read_archive(path))
-    except _Refused as e:
-        raise ConfigError(f"{head}: {e}") from None
-    except (OSError, tarfile.TarError, lzma.LZMAError, zlib.error, EOFError, ValueError) as e:
-        reason = "not found" if isinstance(e, FileNotFoundError) else " ".join(str(e).split()) or type(e).__name__
-        raise ConfigError(f"{head} ({reason})") from None
+    got = read_archive(path)
+    manifest, records, costs = got.manifest, got.records, got.costs
     keys = sorted(k for k in records if select is None or select(k))
     entries = _entries(out)
     writes: dict[Path, bytes] = {}
@@ -389,17 +517,6 @@ def read_pieces(out: str | os.PathLike[str]) -> list[dict]:
     return seen
 
 
-def merged_from(out: str | os.PathLike[str]) -> dict[str, str]:
-    """Job key -> the file name of the (first) archive that brought its record into OUT."""
-    found: dict[str, str] = {}
-    for e in _entries(Path(out)):
-        m = e.get(_MERGED)
-        if isinstance(m, dict) and isinstance(m.get("sha256"), dict):
-            for key in m["sha256"]:
-                found.setdefault(key, str(m.get("archive")))
-    return found
-
-
 # --- one big input file, carried compressed ----------------------------------------------------------
 def pack_file(src: str | os.PathLike[str], dest: str | os.PathLike[str]) -> str:
     """``src`` xz-compressed into ``dest`` (atomically); returns its sha256, for :func:`unpack_file`."""
@@ -450,5 +567,6 @@ def recorded_precision(out: str | os.PathLike[str]) -> str | None:
     return found[0] if found else None
 
 
-__all__ = ["MANIFEST", "MAX_EXPANDED", "MAX_MEMBER", "MAX_MEMBERS", "PIECES", "export_records", "import_records",
-           "merged_from", "pack_file", "read_pieces", "recorded_precision", "unpack_file"]
+__all__ = ["MANIFEST", "MAX_EXPANDED", "MAX_MEMBER", "MAX_MEMBERS", "PIECES", "Archive", "cost_path", "export_records",
+           "home_records", "import_records", "pack_file", "read_archive", "read_costs", "read_pieces", "read_record",
+           "record_path", "recorded_precision", "start_over_if_stale", "unpack_file", "write_json", "write_record"]
