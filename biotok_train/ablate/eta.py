@@ -21,15 +21,16 @@ from biotok_train.config import AblationConfig
 FINETUNES = ("finetune", "curve")  # job kinds that fine-tune a model on a task (args[0]: the task)
 
 
-def job_kind(job) -> str:
+def job_kind(job, labels: Mapping[str, str] | None = None) -> str:
     """The kind of a job of the grid: "pretrain tiny", "finetune tiny e3c", "evaluate tiny",
-    "prepare"... (jobs of a kind cost about the same)."""
+    "prepare"... (jobs of a kind cost about the same); ``labels``: a task's name by its --task value."""
     parts = job.key.split("/")
     head = parts[0]
     if head in ("pretrain", "evaluate", "floor-model") and len(parts) > 1:
         return f"{head} {parts[1]}"
     if head in FINETUNES and len(parts) > 1:
         task = job.args[0] if job.args else parts[-2]
+        task = (labels or {}).get(task, task)
         return f"finetune {parts[1]} {task}"
     return head
 
@@ -104,7 +105,8 @@ def kind_eta(cfg: AblationConfig, jobs: Sequence, done: set[str], costs: Mapping
     cost records by key, :func:`biotok_train.ablate.graph.costs`; ``datasets``: each task's data,
     for a fine-tune's positions; ``throughput``: biotok's CPU rate, default
     :func:`biotok.cost.default_throughput`)."""
-    kinds = {j.key: job_kind(j) for j in jobs}
+    labels = {t: getattr(d, "name", None) or t for t, d in (datasets or {}).items()}
+    kinds = {j.key: job_kind(j, labels) for j in jobs}
     measured: dict[str, list[float]] = {}
     for key, c in costs.items():
         wall = c.get("wall_s") if isinstance(c, dict) else None

@@ -108,7 +108,10 @@ def _check_inputs(cfg: AblationConfig, out: Path) -> dict:
     if out.exists() and not out.is_dir():
         raise OutputExistsError(f"{out} exists and is not a folder; choose another --out")
     # never into what it reads; a folder with files is continued only when it is an ablation
-    check_inputs(out, [p for p in (*cfg.tokenizers, *cfg.corpus, *cfg.tasks, cfg.base)
+    from biotok_train.tasks.named import input_paths  # lazy: one use
+
+    tasks = [p for t in cfg.tasks for p in input_paths(t)]  # NAME=PATH, --task-type's files: the files themselves
+    check_inputs(out, [p for p in (*cfg.tokenizers, *cfg.corpus, *tasks, cfg.base)
                        if p is not None and Path(p).exists()])
     if out.is_dir() and any(p.name != LOCK_NAME for p in out.iterdir()) and not _is_ablation(out):
         raise OutputExistsError(f"{out} is not empty and is not an ablation (no arms/, corpus split or config.json "
