@@ -10,7 +10,8 @@ from biotok_train.tasks.examples import TASK_TYPES
 # A user's own task files, given as `finetune` and `ablate` take them (the same options, the same checks).
 USER_TASK_OPTIONS = (
     click.option("--task-type", type=click.Choice(TASK_TYPES), default=None,
-                 help="Your own files instead of --task: the task type of --train/--dev/--test."),
+                 help="The task type of your own --train/--dev/--test files (finetune: instead of --task; "
+                      "ablate: one more task, after the --task ones)."),
     click.option("--train", "train_file", type=click.Path(dir_okay=False, path_type=str), default=None,
                  help="With --task-type: training file (CoNLL columns for ner, TSV or JSONL otherwise)."),
     click.option("--dev", "dev_file", type=click.Path(dir_okay=False, path_type=str), default=None,
