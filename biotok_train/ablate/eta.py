@@ -118,11 +118,11 @@ def kind_eta(cfg: AblationConfig, jobs: Sequence, done: set[str], costs: Mapping
         throughput = default_throughput()
     table, source = {}, ""
     if throughput is not None:
-        table, source = _table(cfg, datasets or {}, throughput.tokens_per_second), throughput.source
+        table, source = _table(cfg, datasets or {}, throughput.tokens_per_second, labels), throughput.source
     return KindEta(kinds, {k: v for k, v in kinds.items() if k not in done}, measured, table, source)
 
 
-def _table(cfg: AblationConfig, datasets: Mapping, positions_per_s: float) -> dict[str, float]:
+def _table(cfg: AblationConfig, datasets: Mapping, positions_per_s: float, labels: Mapping[str, str]) -> dict[str, float]:
     """Seconds of a tiny model's pretraining and fine-tunes at biotok's CPU rate (measured on
     BERT-tiny, so other sizes are left to their measurements)."""
     from biotok_train.ablate.estimate import gpu_plan  # the same positions as the GPU estimate
@@ -135,7 +135,7 @@ def _table(cfg: AblationConfig, datasets: Mapping, positions_per_s: float) -> di
     rows = gpu_plan(cfg, sizes, positions_per_s)
     table = {"pretrain tiny": rows[0]["minutes"] * 60}
     for task, row in zip(sizes, rows[1:]):
-        table[f"finetune tiny {task}"] = row["minutes"] * 60
+        table[f"finetune tiny {labels.get(task, task)}"] = row["minutes"] * 60
     return table if "tiny" in cfg.sizes and cfg.base is None else {}
 
 

@@ -104,3 +104,20 @@ def test_user_task_files_errors_are_one_line(setup):
     assert r.exit_code == 2 and "--task-type needs --dev, --test" in r.output
     r = _run([*s["common"], "--task", "mine=e3c"])
     assert r.exit_code == 2 and "a registered task keeps its name" in r.output
+
+
+def test_the_cost_and_the_plateau_warning_come_first_on_stderr(setup):
+    """Issue 45 item 4: before the long part, the estimate per kind of job; the default budget of a
+    tiny model from scratch (819,200 positions) is below the measured plateau threshold: one warning."""
+    from biotok.decide import DecideConfig
+
+    s = setup
+    r = _run([*s["common"], "--task", f"mine={s['task']}"])
+    assert r.exit_code == 0, r.output
+    lines = r.stderr.splitlines()
+    first = next(i for i, line in enumerate(lines) if line.startswith("ablate: "))
+    assert lines[first].startswith("ablate: 12 of 12 jobs to run (0 already done): estimated ")
+    assert "2 pretrain tiny x " in lines[first] and "finetune tiny mine x " in lines[first]  # the task by its name
+    warned = [line for line in lines if line.startswith("warning: 819,200 token positions per arm")]
+    assert len(warned) == 1 and f"{DecideConfig().plateau_positions:,}" in warned[0]
+    assert lines.index(warned[0]) < next(i for i, line in enumerate(lines) if line.startswith("job 1/12 done"))
