@@ -106,6 +106,8 @@ def kind_eta(cfg: AblationConfig, jobs: Sequence, done: set[str], costs: Mapping
     for a fine-tune's positions; ``throughput``: biotok's CPU rate, default
     :func:`biotok.cost.default_throughput`)."""
     labels = {t: getattr(d, "name", None) or t for t, d in (datasets or {}).items()}
+    names = list(labels.values())
+    labels = {t: n if names.count(n) == 1 else t for t, n in labels.items()}  # two tasks of one name: never one kind
     kinds = {j.key: job_kind(j, labels) for j in jobs}
     measured: dict[str, list[float]] = {}
     for key, c in costs.items():

@@ -121,3 +121,13 @@ def test_a_from_scratch_budget_on_the_plateau_gets_one_warning_line(caplog, monk
         if warned:
             assert threshold in warnings[0] and f"{cfg.tokens_per_arm:,} token positions per arm" in warnings[0]
         assert caplog.records[0].getMessage().startswith("ablate: 12 of 12 jobs to run")
+
+
+def test_two_tasks_of_one_name_are_two_kinds():
+    from types import SimpleNamespace
+
+    jobs = [Job(f"finetune/tiny/tokA/p0/{t}/f0", T.add, (t, "model", 0)) for t in ("a/task", "b/task")]
+    data = SimpleNamespace(name="task", split=lambda name: ["example"] * 4)  # both folders named "task"
+    named = {"a/task": data, "b/task": data}
+    eta = kind_eta(_cfg(), jobs, set(), {}, named, throughput=None)
+    assert sorted(eta.kinds.values()) == ["finetune tiny a/task", "finetune tiny b/task"]
