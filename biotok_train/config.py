@@ -391,6 +391,7 @@ class AblationConfig:
     tokenizers: tuple[str, ...]
     corpus: tuple[str, ...]
     field_name: str | None = None
+    # a registered name, a BIO path, NAME=PATH, or typed files (biotok_train.tasks.named.files_source)
     tasks: tuple[str, ...] = ("e3c",)
     data_dir: str | None = None
     sizes: tuple[str, ...] = ("tiny",)

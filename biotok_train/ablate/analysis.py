@@ -372,7 +372,8 @@ def no_signal_sentences(tasks: dict, baselines: dict, checks: Sequence[dict], si
                    f"trivial baseline ({b['rule']}: {b['test']:.3f} on test); the best arm, {best['arm']}, scores "
                    f"{best['candidate']:.3f} ({best['difference']:+.3f} [{best['low']:+.3f}, {best['high']:+.3f}], "
                    f"{cfg.confidence:.0%} paired bootstrap), so the verdicts on that task say nothing about the "
-                   "vocabularies and it is left out of the prediction test's Kendall τ (biotok_train.predict).")
+                   "vocabularies and it is left out of the Kendall τ that tests whether a tokenizer measure predicts the "
+                   "tasks' ranking.")
     return out
 
 

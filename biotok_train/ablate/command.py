@@ -18,6 +18,7 @@ from pathlib import Path
 import click
 
 from biotok.cli.options import GreedyOption, data_dir_option, default_of, field_option, quiet_option
+from biotok_train.tasks.options import USER_TASK_OPTIONS, user_task_files
 from biotok_train.config import COMPILE_MODES, ENGINES, PAIRS, TRANSFER_METHODS, AblationConfig, EngineConfig, FinetuneConfig, OptimConfig
 
 # Options that set a field of the fine-tuning recipe (AblationConfig.finetune), by field name
@@ -67,8 +68,11 @@ OPTIONS = (
     click.option("--corpus", "corpus", cls=GreedyOption, multiple=True, required=True,
                  help="Pretraining corpus file(s)."),
     field_option,
-    click.option("--task", "tasks", cls=GreedyOption, multiple=True, default=_ab("tasks"), show_default=True,
-                 help="Fine-tuning task: a registered dataset name or a BIO path (repeatable)."),
+    click.option("--task", "tasks", cls=GreedyOption, multiple=True, metavar="NAME|PATH|NAME=PATH",
+                 help="Fine-tuning task: a registered dataset name, a BIO path, or NAME=PATH (your files, shown as NAME "
+                      f"on the page; the name keys nothing) (repeatable) [default: {', '.join(_ab('tasks'))}, unless "
+                      "--task-type]."),
+    *USER_TASK_OPTIONS,
     data_dir_option,
     click.option("--sizes", "--size", "sizes", cls=GreedyOption, multiple=True, default=_ab("sizes"), show_default=True,
                  callback=_comma_list, help="Model sizes, e.g. tiny,small (Kendall τ of the rankings across them)."),
@@ -186,8 +190,18 @@ def _params() -> list[click.Parameter]:
     return click.command("ablate")(ablate_options(lambda **options: None)).params
 
 
-def ablation_config(no_floor: bool, data_dir, ft_lr: float, **options) -> AblationConfig:
-    """The config of ``ablate``'s option values (all but --out and --quiet)."""
+def ablation_config(no_floor: bool, data_dir, ft_lr: float, task_type=None, train_file=None, dev_file=None,
+                    test_file=None, **options) -> AblationConfig:
+    """The config of ``ablate``'s option values (all but --out and --quiet): --task-type's files
+    are one more task, after the --task ones (:func:`biotok_train.tasks.named.files_source`);
+    neither given, the default task."""
+    from biotok_train.tasks.named import files_source  # lazy: one use
+
+    files = user_task_files(task_type, train_file, dev_file, test_file)
+    tasks = tuple(options.pop("tasks", ()) or ())
+    if files is not None:
+        tasks += (files_source(task_type, *files),)
+    options["tasks"] = tasks or _ab("tasks")
     finetune = FinetuneConfig(**{field: options.pop(opt) for opt, field in FINETUNE_OPTIONS.items()},
                               optim=OptimConfig(lr=ft_lr))
     values = {k: tuple(v) if isinstance(v, (list, tuple)) else v for k, v in options.items()}
@@ -199,7 +213,21 @@ def option_values(cfg: AblationConfig, out: str | os.PathLike[str]) -> dict:
     """The inverse of :func:`ablation_config`: ``ablate``'s option values that give ``cfg``."""
     values = {f.name: getattr(cfg, f.name) for f in dataclasses.fields(cfg) if f.name not in ("finetune", "floor")}
     values.update({opt: getattr(cfg.finetune, field) for opt, field in FINETUNE_OPTIONS.items()})
+    values.update(_user_files(cfg.tasks))
     return {**values, "ft_lr": cfg.finetune.optim.lr, "no_floor": not cfg.floor, "out": str(out)}
+
+
+def _user_files(tasks: tuple[str, ...]) -> dict:
+    """--task and --task-type's values of ``tasks``: a last task of typed files (unnamed) is spelled
+    by --task-type/--train/--dev/--test, as :func:`ablation_config` reads them back; any other stays a --task."""
+    from biotok_train.tasks.named import parse_files, split_name  # lazy: one use
+
+    none = {"task_type": None, "train_file": None, "dev_file": None, "test_file": None}
+    last = parse_files(tasks[-1]) if tasks and split_name(tasks[-1])[0] is None else None
+    if last is None:
+        return none
+    return {"tasks": tasks[:-1], "task_type": last[0], "train_file": last[1][0], "dev_file": last[1][1],
+            "test_file": last[1][2]}
 
 
 def _written(name: str, value, default, cfg: AblationConfig) -> bool:
@@ -208,6 +236,8 @@ def _written(name: str, value, default, cfg: AblationConfig) -> bool:
     if cfg.base is not None and name in ("sizes", "arms"):
         return name == "arms"
     if name == "transfer_methods" and "transfer" not in cfg.arms:
+        return False
+    if name == "tasks" and not value:  # every task given by --task-type
         return False
     if name in ALWAYS_WRITTEN or (name == "sizes" and cfg.base is None):
         return True

@@ -298,7 +298,7 @@ def _results_section(res: Results, size: str) -> list[str]:
     if res.baselines:
         cells = ["trivial baseline", "—", "", ""]
         for k in cfg.tasks:
-            cells += [f"{res.baselines[k]['test']:.3f}", "", ""]
+            cells += [f"{res.baselines[k]['test']:.3f} ({res.baselines[k]['rule']})", "", ""]  # the answer, in words
         lines.append("| " + " | ".join(cells) + " |")
     return lines
 

@@ -16,6 +16,7 @@ from biotok.output import LOCK_NAME, atomic_directory, run_lock
 from biotok_train.ablate import engines, render
 from biotok_train.ablate.analysis import Evidence, analyze
 from biotok_train.ablate.command import command_line
+from biotok_train.ablate.eta import KindEta, kind_eta
 from biotok_train.ablate.graph import DONE, FAILED, content_keys, costs, pending, select, write_json
 from biotok_train.ablate.grid import Grid, build
 from biotok_train.ablate.jobs import Env
@@ -107,7 +108,10 @@ def _check_inputs(cfg: AblationConfig, out: Path) -> dict:
     if out.exists() and not out.is_dir():
         raise OutputExistsError(f"{out} exists and is not a folder; choose another --out")
     # never into what it reads; a folder with files is continued only when it is an ablation
-    check_inputs(out, [p for p in (*cfg.tokenizers, *cfg.corpus, *cfg.tasks, cfg.base)
+    from biotok_train.tasks.named import input_paths  # lazy: one use
+
+    tasks = [p for t in cfg.tasks for p in input_paths(t)]  # NAME=PATH, --task-type's files: the files themselves
+    check_inputs(out, [p for p in (*cfg.tokenizers, *cfg.corpus, *tasks, cfg.base)
                        if p is not None and Path(p).exists()])
     if out.is_dir() and any(p.name != LOCK_NAME for p in out.iterdir()) and not _is_ablation(out):
         raise OutputExistsError(f"{out} is not empty and is not an ablation (no arms/, corpus split or config.json "
@@ -171,7 +175,11 @@ def run_ablation(cfg: AblationConfig, out: str | os.PathLike[str], progress: boo
     try:
         with run_lock(out, "ablate"):
             _open(cfg, out, force)
-            said = _Progress(len(jobs) - len(pending(out, jobs, keys)), on_done)
+            done = pending(out, jobs, keys)
+            eta = kind_eta(cfg, jobs, set(done), costs(out, keys), datasets)
+            if progress:  # --quiet: nothing but errors (the probe's plan line likewise)
+                _announce(cfg, eta, len(jobs), engine)
+            said = _Progress(len(jobs) - len(done), on_done, eta)
             outcomes = engines.run(jobs, keys, Env(cfg, str(out.resolve()), progress, (engine.compile, engine.compile_mode)), engine, said)
             said.summary()
             _check_done(outcomes, out)
@@ -189,21 +197,53 @@ def run_ablation(cfg: AblationConfig, out: str | os.PathLike[str], progress: boo
         raise
 
 
+def _announce(cfg: AblationConfig, eta: KindEta, total: int, engine: EngineConfig) -> None:
+    """Before the long part: the jobs to run and their estimated time on this machine, per kind
+    (:mod:`~biotok_train.ablate.eta`); a from-scratch budget known to stay on the plateau at that
+    size on a CPU, one warning line naming the measured threshold (:func:`biotok.decide.plateau_warning`)."""
+    from biotok.decide import plateau_warning  # lazy: one use
+
+    if not eta.left:
+        return
+    log.info("%s", eta.plan(total, _duration))
+    device = "cuda" if engine.gpus_per_job > 0 or _has_cuda() else "cpu"
+    for size in cfg.sizes:
+        if "scratch" in cfg.arms:
+            line = plateau_warning(size, cfg.tokens_per_arm, from_base=cfg.base is not None, device=device)
+            if line:
+                log.warning("%s", line)
+
+
+def _has_cuda() -> bool:
+    """Whether this machine's torch sees a GPU (the pretrainings then run there)."""
+    try:
+        import torch  # lazy: the jobs import it anyway
+    except ImportError:
+        return False
+    return bool(torch.cuda.is_available())
+
+
 class _Progress:
     """``on_done`` of the driver: one line per job finished, whatever the engine (its key, seconds,
-    jobs done and left, an ETA from the mean so far), on the library's log (stderr from the CLI,
-    terminal or not; off with --quiet); then calls the caller's ``on_done``."""
+    jobs done and left, an ETA from the measured seconds of each kind of job, ``eta``; without it,
+    from the mean so far), on the library's log (stderr from the CLI, terminal or not; off with
+    --quiet); then calls the caller's ``on_done``."""
 
-    def __init__(self, total: int, then: engines.OnDone = None) -> None:
-        self.total, self.then, self.start = total, then, time.monotonic()
+    def __init__(self, total: int, then: engines.OnDone = None, eta: KindEta | None = None) -> None:
+        self.total, self.then, self.start, self.eta = total, then, time.monotonic(), eta
         self.settled: dict[str, int] = {}
 
     def __call__(self, o) -> None:
         self.settled[o.status] = self.settled.get(o.status, 0) + 1
         n = sum(self.settled.values())
+        if self.eta is not None:
+            self.eta.done(o.key, o.seconds if o.status == DONE else None)
         if o.status == DONE:
             left = max(0, self.total - n)
-            eta = f", ETA {_duration((time.monotonic() - self.start) / n * left)}" if left else ""
+            if self.eta is not None:
+                eta = self.eta.eta(_duration) if left else ""
+            else:
+                eta = f", ETA {_duration((time.monotonic() - self.start) / n * left)}" if left else ""
             log.info("job %d/%d done: %s in %s; %d left%s", n, self.total, o.key, _duration(o.seconds), left, eta)
         if self.then is not None:
             self.then(o)

@@ -17,8 +17,8 @@ from biotok.cli.options import (GreedyOption, data_dir_option, default_of, force
                                 quiet_option)
 from biotok.errors import ConfigError
 from biotok_train.cli.options import finetune_options, recipe_options, stack
+from biotok_train.tasks.options import user_task_files, user_task_options
 from biotok_train.config import RELATION_INPUTS, SCHEMES, SUITES, BenchConfig, FinetuneConfig
-from biotok_train.tasks.examples import TASK_TYPES
 
 
 _FT = FinetuneConfig()  # the defaults, its optimizer's included
@@ -60,14 +60,7 @@ cache_option = click.option(
 @click.option("--task", "task_name", default=None, metavar="NAME|PATH",
               help="A named task (biotok-train finetune --list shows them), e.g. chemprot, hoc, frenchmedmcqa; "
                    "or a BIO file/folder (NER).")
-@click.option("--task-type", type=click.Choice(TASK_TYPES), default=None,
-              help="Your own files instead of --task: the task type of --train/--dev/--test.")
-@click.option("--train", "train_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="With --task-type: training file (CoNLL columns for ner, TSV or JSONL otherwise).")
-@click.option("--dev", "dev_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="With --task-type: dev file (early stopping, lr choice).")
-@click.option("--test", "test_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="With --task-type: test file (the reported scores).")
+@user_task_options
 @click.option("--labels", default=None, metavar="L,L,...",
               help="With --task-type: the label set (entity types for ner) [default: those of --train].")
 @click.option("--list", "list_tasks", is_flag=True, help="List the named tasks and exit.")
@@ -103,11 +96,9 @@ def finetune_cmd(model, task_name, task_type, train_file, dev_file, test_file, l
     if (task_name is None) == (task_type is None):
         raise ConfigError("give --task NAME, or --task-type TYPE with --train, --dev and --test (one of the two)")
     if task_type is not None:
-        missing = [f"--{n}" for n, f in (("train", train_file), ("dev", dev_file), ("test", test_file)) if f is None]
-        if missing:
-            raise ConfigError(f"--task-type needs {', '.join(missing)}")
+        files = user_task_files(task_type, train_file, dev_file, test_file)  # the checks ablate's --task-type makes
         names = [x.strip() for x in labels.split(",") if x.strip()] if labels else None
-        dataset = load((train_file, dev_file, test_file), task_type=task_type, labels=names)
+        dataset = load(tuple(Path(f) for f in files), task_type=task_type, labels=names)
     else:
         if train_file or dev_file or test_file or labels:
             raise ConfigError("--train/--dev/--test/--labels go with --task-type, not with --task")

@@ -32,7 +32,7 @@ from typing import Any, Callable, Sequence
 from biotok.datadir import corpora_dir
 from biotok.errors import DataError
 from biotok_train.config import SUITES
-from biotok_train.tasks import blurb, chemprot, ddi, frenchmedmcqa, morfitt, ner, pubmedqa, quaero
+from biotok_train.tasks import blurb, chemprot, ddi, frenchmedmcqa, morfitt, named, ner, pubmedqa, quaero
 from biotok_train.tasks.examples import (
     DEFAULT_METRICS, FAMILIES, TASK_TYPES, TYPE_FAMILIES, Reader, TaskData, TaskSpec, targets,
 )
@@ -222,6 +222,16 @@ def _load(source, corpora, cache, task_type, labels, name) -> TaskData:
         return dataclasses.replace(data, spec=spec, sources=reads.files, roots=(str(base),) if base is not None else (),
                                    digests=reads.digests())
     key = str(source)
+    given, rest = named.split_name(key)  # NAME=PATH: the user's name for their files
+    if given is not None:
+        if rest in TASKS:
+            raise DataError(f"task {key}: NAME=PATH names a user's files; a registered task keeps its name ({rest})")
+        return _load(rest, corpora, cache, task_type, labels, given)
+    files = named.parse_files(key)  # TYPE:["train","dev","test"]: what --task-type/--train/--dev/--test give
+    if files is not None:
+        if task_type not in (None, files[0]):
+            raise DataError(f"task {key}: its files are a {files[0]} task, not {task_type}")
+        return _load(files[1], corpora, cache, files[0], labels, name)
     if key in UNAVAILABLE or (not os.path.exists(key) and "/" not in key and "." not in key):
         get_task(key)  # an unknown or unavailable task name: one clear error
     if task_type not in (None, "ner"):
@@ -229,7 +239,8 @@ def _load(source, corpora, cache, task_type, labels, name) -> TaskData:
                         f"a {task_type} task")
     with recording([key]) as reads:
         data = ner.load_path(key)
-    return dataclasses.replace(data, sources=reads.files, roots=(key,), digests=reads.digests())
+    return dataclasses.replace(data, sources=reads.files, roots=(key,), digests=reads.digests(),
+                               **({"name": name} if name else {}))
 
 
 def _cache_or_none(cache: PathLike | None) -> Path | None:

@@ -513,6 +513,8 @@ def test_every_pair_trivial_baselines_and_no_signal(tmp_path, sample_corpus, tin
     md = report.markdown
     assert "## Every pair" in md and f"| {c} − {b} |" in md and "## Trivial baselines" in md
     assert "(**no signal**)" in md and "| trivial baseline | — |" in md
+    assert "| 0.000 (every word O (no entity)) |" in md  # the constant answer said in words in the table's last row
+    assert "biotok_train" not in md and "file-" not in md  # no internal module names, no folder hashes in the page
     assert any(s.startswith("At size tiny, ") and "carries no signal: no arm beats its trivial baseline (every word O "
                "(no entity): 0.000 on test)" in s for s in report.sentences)
     data = json.loads(report.json_path.read_text(encoding="utf-8"))
