@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from biotok.cli import main
 from biotok.decide import decide
 from biotok_train.config import AblationConfig, FinetuneConfig, ProbeConfig
-from tests.biotok_train.test_ablate import _bio_task
+from tests.biotok_train.ablate.test_run import _bio_task
 
 
 def test_decision_over_a_real_tiny_ablation_and_probe(tmp_path, sample_corpus, sample_lines, tiny_wordpiece,

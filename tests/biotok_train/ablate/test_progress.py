@@ -126,7 +126,8 @@ def test_a_from_scratch_budget_on_the_plateau_gets_one_warning_line(caplog, monk
 def test_two_tasks_of_one_name_are_two_kinds():
     from types import SimpleNamespace
 
-    jobs = [Job(f"finetune/tiny/tokA/p0/{t}/f0", T.add, (t, "model", 0)) for t in ("a/task", "b/task")]
+    jobs = [Job(f"finetune/tiny/tokA/p0/task-{i}/f0", T.add, (t, "model", 0))  # the key's folder: the name + a hash
+            for i, t in enumerate(("a/task", "b/task"))]
     data = SimpleNamespace(name="task", split=lambda name: ["example"] * 4)  # both folders named "task"
     named = {"a/task": data, "b/task": data}
     eta = kind_eta(_cfg(), jobs, set(), {}, named, throughput=None)

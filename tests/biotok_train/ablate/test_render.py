@@ -9,7 +9,7 @@ import pytest
 from biotok_train.ablate import leg_names, render, run_ablation
 from biotok_train.ablate.results import load
 from biotok_train.config import AblationConfig
-from tests.biotok_train.test_ablate import _bio_task, _fake_ablation
+from tests.biotok_train.ablate.test_run import _bio_task, _fake_ablation
 
 RESULTS = Path(__file__).resolve().parents[3] / "docs" / "results"
 PAGES = sorted(p.parent.name for p in RESULTS.glob("*/ablation.json") if (p.parent / "ablation.md").is_file())

@@ -1,6 +1,6 @@
 """``ablate``'s user tasks (issue 45 item 7): named by the user (``--task NAME=PATH``, the name on
 the page and nowhere in a key) and given as ``finetune`` takes them (``--task-type/--train/--dev/
---test``). The jobs are fakes (tests.biotok_train.test_ablate._fake_ablation); the driver, keys,
+--test``). The jobs are fakes (tests.biotok_train.ablate.test_run._fake_ablation); the driver, keys,
 records and report are the real ones."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from biotok_train.ablate.command import ablate_options, ablation_config, command_line
 from biotok_train.cli import main
 from biotok_train.config import AblationConfig
-from tests.biotok_train.test_ablate import _bio_task, _fake_ablation, leg_names
+from tests.biotok_train.ablate.test_run import _bio_task, _fake_ablation, leg_names
 
 
 @pytest.fixture()
