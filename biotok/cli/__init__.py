@@ -20,6 +20,7 @@ import click
 from biotok._version import __version__
 from biotok.card import set_command
 from biotok.cli.compare import compare, report
+from biotok.cli.extend import extend
 from biotok.cli.push import push
 from biotok.cli.sweep import cost, sweep
 from biotok.cli.train import count, train
@@ -177,6 +178,7 @@ def main() -> None:
     \b
     Typical session:
       biotok train corpora/sample/e3c_pamj_fr.txt --lower --vocab-size 8000 --out tok/
+      biotok extend camembertv2 corpora/sample/e3c_pamj_fr.txt --add 2000 --out camembertv2-bio/
       biotok compare tok/ camemberta --corpus held_out.txt
       biotok report tok/ camemberta bert --corpus held_out.txt --out report/
       biotok sweep corpus.txt --sizes 8000,16000,32000 --out sweep/
@@ -185,7 +187,7 @@ def main() -> None:
     """
 
 
-for _command in (train, count, compare, report, sweep, cost, push):
+for _command in (train, count, extend, compare, report, sweep, cost, push):
     main.add_command(_command)
 
 __all__ = ["BiotokGroup", "Terminated", "main"]
