@@ -1,0 +1,101 @@
+"""`biotok extend` through click: a summary line, and one line + exit 2, nothing written, on bad input."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from biotok.cli import main
+from tests._contract import assert_contract
+
+
+@pytest.fixture()
+def corpus(tmp_path, sample_lines):
+    p = tmp_path / "c.txt"
+    p.write_text("\n".join(sample_lines[:300]) + "\n", encoding="utf-8")
+    return p
+
+
+def run(*args):
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+def bad(tmp_path, *args, fragments=()):
+    out = tmp_path / "out"
+    line = assert_contract(run("extend", *args, "--out", out, "-q", "--workers", 1), "biotok", *fragments)
+    assert not out.exists() and not [p for p in tmp_path.iterdir() if p.name.startswith(".out")]
+    return line
+
+
+def test_extend_prints_a_summary_and_writes_a_loadable_folder(tmp_path, corpus, tiny_wordpiece):
+    out = tmp_path / "ext"
+    r = run("extend", tiny_wordpiece, corpus, "--add", 50, "--out", out, "-q", "--workers", 1)
+    assert r.exit_code == 0, r.output
+    assert r.output.startswith(f"extended {tiny_wordpiece} (WordPiece, 2,000 tokens) by 50 pieces") and str(out) in r.output
+    meta = json.loads((out / "biotok.json").read_text(encoding="utf-8"))
+    assert meta["added"] == 50 and meta["selection"] == "50 pieces"
+    assert meta["pieces"]["extended"] < meta["pieces"]["base"]
+
+
+def test_target_takes_a_percentage(tmp_path, corpus, tiny_wordpiece):
+    out = tmp_path / "ext"
+    r = run("extend", tiny_wordpiece, corpus, "--target", "5%", "--out", out, "-q", "--workers", 1)
+    assert r.exit_code == 0, r.output
+    meta = json.loads((out / "biotok.json").read_text(encoding="utf-8"))
+    assert meta["selection"] == "target 5% fewer pieces" and meta["pieces"]["reduction"] >= 0.05
+
+
+def test_base_that_cannot_be_read(tmp_path, corpus):
+    bad(tmp_path, tmp_path / "nope", corpus, "--add", 10, fragments=["not found"])
+    broken = tmp_path / "broken.json"
+    broken.write_text("{not json", encoding="utf-8")
+    bad(tmp_path, broken, corpus, "--add", 10)
+
+
+@pytest.mark.parametrize("k", ["0", "-5", "lots"])
+def test_k_not_a_positive_number(tmp_path, corpus, tiny_wordpiece, k):
+    bad(tmp_path, tiny_wordpiece, corpus, f"--add={k}", fragments=["--add"])
+
+
+def test_k_larger_than_the_candidates(tmp_path, corpus, tiny_wordpiece):
+    bad(tmp_path, tiny_wordpiece, corpus, "--add", 1_000_000, fragments=["--add 1,000,000", "candidate"])
+
+
+def test_bad_target(tmp_path, corpus, tiny_wordpiece):
+    bad(tmp_path, tiny_wordpiece, corpus, "--target", "120%", fragments=["--target"])
+
+
+def test_empty_corpus(tmp_path, tiny_wordpiece):
+    p = tmp_path / "empty.txt"
+    p.write_text("\n \n", encoding="utf-8")
+    bad(tmp_path, tiny_wordpiece, p, "--add", 10, fragments=["empty"])
+
+
+def test_binary_corpus(tmp_path, tiny_wordpiece):
+    p = tmp_path / "blob.bin"
+    p.write_bytes(bytes(range(256)) * 64)
+    bad(tmp_path, tiny_wordpiece, p, "--add", 10)
+
+
+def test_corpus_in_a_script_the_base_cannot_encode(tmp_path, tiny_wordpiece):
+    p = tmp_path / "thai.txt"
+    p.write_text("ผู้ป่วยมีอาการไข้สูง และปวดศีรษะ\n" * 50, encoding="utf-8")
+    bad(tmp_path, tiny_wordpiece, p, "--add", 10, fragments=["cannot encode"])
+
+
+def test_existing_output_without_force(tmp_path, corpus, tiny_wordpiece):
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "keep.txt").write_text("mine", encoding="utf-8")
+    assert_contract(run("extend", tiny_wordpiece, corpus, "--add", 10, "--out", out, "-q"), "biotok", "--force")
+    assert [p.name for p in out.iterdir()] == ["keep.txt"]
+
+
+def test_force_replaces_a_previous_extension(tmp_path, corpus, tiny_wordpiece):
+    out = tmp_path / "out"
+    for k in (10, 20):
+        r = run("extend", tiny_wordpiece, corpus, "--add", k, "--out", out, "-q", "--force", "--workers", 1)
+        assert r.exit_code == 0, r.output
+    assert json.loads((out / "biotok.json").read_text(encoding="utf-8"))["added"] == 20
