@@ -78,6 +78,7 @@ class ExtendConfig:
     min_count: int = 2
     max_chars: int = 32
     strict: bool = False
+    by: str = "savings"  # or "frequency": the naive baseline (most frequent candidates, no recount)
 
     def __post_init__(self) -> None:
         if self.target is not None:
@@ -85,6 +86,8 @@ class ExtendConfig:
                 raise ConfigError(f"--target must be a fraction between 0 and 1 (such as 20%), not {self.target}")
         elif self.add != AUTO and (not isinstance(self.add, int) or isinstance(self.add, bool) or self.add <= 0):
             raise ConfigError(f"--add must be a positive number of pieces or 'auto', not {self.add!r}")
+        if self.by not in ("savings", "frequency"):
+            raise ConfigError(f"pieces are chosen by savings or frequency, not {self.by!r}")
         if self.max_run < 2 or self.min_count < 1 or self.max_chars < 2 or not 0 < self.flat < 1:
             raise ConfigError("max_run >= 2, min_count >= 1, max_chars >= 2 and 0 < flat < 1 are required")
 
@@ -229,6 +232,7 @@ class _Runs:
                         found.add(cand)
                         self.index[cand].append(wi)
                     seen_count[cand] += n
+        self.frequency = seen_count
         for c in bad:
             self.index.pop(c, None)
             self.joins.pop(c, None)
@@ -300,6 +304,7 @@ class _Merges:
                 self.pairs[pair] += counts[wi]
                 self.where[pair].add(wi)
         self.chosen: list[tuple[str, str]] = []
+        self.frequency = Counter(self.pairs)
 
     def merged(self, pair: tuple[str, str]) -> str:
         a, b = pair
@@ -356,6 +361,16 @@ def _key(c) -> str:
 def select(sel, cfg: ExtendConfig, base_pieces: int, progress: bool = False, spare: int = 0) -> list[tuple[object, int]]:
     """Lazy greedy: the candidate that saves the most pieces now, recounted after each choice.
     ``spare``: pieces chosen beyond ``cfg.add`` when there are, for those the check drops."""
+    if cfg.by == "frequency":  # the naive baseline: the most frequent candidates, never recounted
+        ranked = sorted(sel.candidates(), key=lambda c: (-sel.frequency[c], _key(c)))
+        n = cfg.add + spare if isinstance(cfg.add, int) else len(ranked)
+        if isinstance(cfg.add, int) and len(ranked) < cfg.add:
+            raise ConfigError(f"--add {cfg.add:,} is more than the {len(ranked):,} candidate pieces this corpus offers")
+        out = []
+        for c in ranked[:n]:
+            out.append((c, sel.gain(c)))
+            sel.accept(c)
+        return out
     heap = [(-sel.initial(c), _key(c), c) for c in sel.candidates()]
     heap = [h for h in heap if h[0] < 0]
     heapq.heapify(heap)

@@ -34,9 +34,9 @@ def _target(value: str | None) -> float | None:
 @click.command("extend")
 @click.argument("base", metavar="BASE")
 @click.argument("corpus", nargs=-1, required=True, metavar="CORPUS...")
-@click.option("--add", "add", default="auto", show_default=True,
+@click.option("--add", "add", default="auto", show_default=True, metavar="K|auto",
               help="Pieces to add, or 'auto': stop where one more piece saves under --flat of the base's pieces.")
-@click.option("--target", default=None,
+@click.option("--target", default=None, metavar="PCT",
               help="Instead of --add: stop once the corpus takes this many fewer pieces (20%), or where the "
               "savings flatten first.")
 @click.option("--flat", type=float, default=default_of(ExtendConfig, "flat"), show_default=True,

@@ -1,0 +1,66 @@
+"""`biotok extend --add 10000` vs `biotok train` of a 32k vocabulary on the same French biomedical
+text, side by side (each job in a fresh interpreter, alternated): wall time and peak RSS, and
+extend's peak RSS as the corpus grows. Goal: extend no slower than train (ratio <= 1.0).
+
+    python -m benchmarks.speed.extend_speed [--sizes 6,12,24] [--runs 1] [--base PATH] [--workers N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import tempfile
+
+from benchmarks._common import e3c_text, run_measured, save
+from benchmarks.corpora import TOKENIZERS
+
+EXTEND = """
+from biotok.extension import ExtendConfig, extend
+if __name__ == "__main__":
+    extend({base!r}, [{path!r}], {out!r}, ExtendConfig(add={add}), force=True, workers={workers})
+"""
+TRAIN = """
+from biotok.train import train_tokenizer
+from biotok.config import TrainConfig
+if __name__ == "__main__":
+    train_tokenizer([{path!r}], TrainConfig(vocab_size={vocab}), {out!r}, force=True, workers={workers})
+"""
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sizes", default="6,12,24", help="corpus sizes in MB; the last is timed against train")
+    ap.add_argument("--runs", type=int, default=1)
+    ap.add_argument("--add", type=int, default=10000)
+    ap.add_argument("--vocab-size", type=int, default=32000)
+    ap.add_argument("--base", default=str(TOKENIZERS / "camembertv2-base"))
+    ap.add_argument("--workers", type=int, default=None)
+    args = ap.parse_args()
+    sizes = [float(s) for s in args.sizes.split(",")]
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for mb in sizes:
+            fmt = dict(base=args.base, path=str(e3c_text(mb)), add=args.add, vocab=args.vocab_size,
+                       workers=args.workers)
+            ext, tr = [], []
+            for i in range(args.runs):
+                ext.append(run_measured(EXTEND.format(out=f"{tmp}/ext-{mb}-{i}", **fmt)))
+                if mb == sizes[-1]:
+                    tr.append(run_measured(TRAIN.format(out=f"{tmp}/train-{mb}-{i}", **fmt)))
+            row = {"mb": mb, "extend_s": statistics.median(r["seconds"] for r in ext),
+                   "extend_rss_mb": max(r["rss_mb"] for r in ext)}
+            if tr:
+                row |= {"train_s": statistics.median(r["seconds"] for r in tr),
+                        "train_rss_mb": max(r["rss_mb"] for r in tr)}
+                row["time_ratio"] = row["extend_s"] / row["train_s"]
+            rows.append(row)
+            print(f"{mb:g} MB: " + ", ".join(f"{k} {v:.2f}" for k, v in row.items() if k != "mb"), flush=True)
+    growth = rows[-1]["extend_rss_mb"] / rows[0]["extend_rss_mb"]
+    print(f"extend peak RSS {sizes[-1]:g} MB / {sizes[0]:g} MB = {growth:.2f}")
+    out = {"add": args.add, "vocab_size": args.vocab_size, "base": args.base, "rows": rows, "rss_growth": growth,
+           "goals": {"time_ratio": "<= 1.0 (extend no slower than train)"}}
+    print(f"-> {save('extend_speed', out)}")
+
+
+if __name__ == "__main__":
+    main()
