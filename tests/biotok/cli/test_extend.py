@@ -99,3 +99,15 @@ def test_force_replaces_a_previous_extension(tmp_path, corpus, tiny_wordpiece):
         r = run("extend", tiny_wordpiece, corpus, "--add", k, "--out", out, "-q", "--force", "--workers", 1)
         assert r.exit_code == 0, r.output
     assert json.loads((out / "biotok.json").read_text(encoding="utf-8"))["added"] == 20
+
+
+def test_compare_takes_base_extended_and_fresh_side_by_side(tmp_path, corpus, tiny_wordpiece, tiny_unigram):
+    out = tmp_path / "ext"
+    assert run("extend", tiny_wordpiece, corpus, "--add", 100, "--out", out, "-q", "--workers", 1).exit_code == 0
+    r = run("compare", tiny_wordpiece, out, tiny_unigram, "--corpus", corpus, "--json")
+    assert r.exit_code == 0, r.output
+    rows = json.loads(r.stdout)["corpus"]["tokenizers"]
+    assert [t["name"] for t in rows] == [tiny_wordpiece.name, "ext", tiny_unigram.name]
+    base, ext, _ = rows
+    assert ext["vocab_size"] == base["vocab_size"] + 100
+    assert ext["pieces"] < base["pieces"] and ext["relative_length"] < 1.0
