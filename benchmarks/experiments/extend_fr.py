@@ -1,8 +1,5 @@
-"""Extend CamemBERTv2 / CamemBERTa by K French biomedical pieces: held-out pieces/word against K,
-beside fresh vocabularies of the same size, and savings vs naive frequency (issue 44).
-
-    python -m benchmarks.experiments.extend_fr     # -> docs/results/extend-fr/
-"""
+"""CamemBERTv2 / CamemBERTa + K French biomedical pieces: held-out pieces/word against K beside fresh
+vocabularies, savings vs frequency. ``python -m benchmarks.experiments.extend_fr`` -> docs/results/extend-fr/"""
 from __future__ import annotations
 
 import json
@@ -21,23 +18,20 @@ KS, BASES = (500, 1000, 2000, 5000, 10000), {"camembertv2": TOKENIZERS / "camemb
 
 def main() -> None:
     require_data()
-    lines = SAMPLE.read_text(encoding="utf-8").splitlines()
+    lines, _ = SAMPLE.read_text(encoding="utf-8").splitlines(), WORK.mkdir(parents=True, exist_ok=True)
     held = [l for i, l in enumerate(lines, 1) if i % 10 == 0 and l.strip()]
-    WORK.mkdir(parents=True, exist_ok=True)
     small, big = WORK / "sample_train.txt", WORK / "train_large.txt"  # big: + the WMT-biomed French abstracts
     small.write_text("\n".join(l for i, l in enumerate(lines, 1) if i % 10) + "\n", encoding="utf-8")
     big.write_text(small.read_text("utf-8") + wmt_french_file(WORK / "wmt_fr.txt").read_text("utf-8"), "utf-8")
     ppw = lambda d: round(sum(map(len, load(d).encode_batch(held))) / sum(len(l.split()) for l in held), 4)  # noqa: E731
 
-    def ext(name, corpus, k, by="savings"):
-        out = WORK / f"{name}-{corpus.stem}-{by}-{k}"
-        if not (out / "biotok.json").is_file():
+    def ext(name, corpus, k, by="savings"):  # cached in WORK
+        if not (out := WORK / f"{name}-{corpus.stem}-{by}-{k}").joinpath("biotok.json").is_file():
             extend(BASES[name], [corpus], out, ExtendConfig(add=k, by=by), force=True)
         return ppw(out)
 
     def fresh(size):
-        out = WORK / f"fresh-wordpiece-{size}"
-        if not (out / "biotok.json").is_file():
+        if not (out := WORK / f"fresh-wordpiece-{size}").joinpath("biotok.json").is_file():
             train_tokenizer([big], TrainConfig(algo="wordpiece", vocab_size=size), out, force=True)
         return ppw(out)
 
@@ -47,9 +41,7 @@ def main() -> None:
          "curve": {m: {k: ext(m, big, k) for k in KS} for m in BASES}, "fresh": {k: fresh(32768 + k) for k in KS}}
     OUT.mkdir(parents=True, exist_ok=True)
     (OUT / "results.json").write_text(json.dumps(r, indent=2) + "\n", encoding="utf-8")
-    import matplotlib  # lazy: only to draw the figure
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # lazy: only to draw the figure
     fig, ax = plt.subplots(figsize=(6.4, 4))
     for m in BASES:
         ax.plot(KS, [r["curve"][m][k] for k in KS], "o-", label=f"{m} + K (biotok extend)")
@@ -83,7 +75,6 @@ the same candidates by frequency: the issue's 20 % is {'met' if sv >= 0.2 else '
 CamemBERTv2 + 10,000 gives {e10:.3f} pieces/word, a fresh WordPiece of the same size {f10:.3f}: the
 extension segments {'shorter' if e10 < f10 else 'longer'}, and keeps every one of the model's ids.
 """, encoding="utf-8")
-
 
 if __name__ == "__main__":
     main()
