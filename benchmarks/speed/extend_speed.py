@@ -3,6 +3,8 @@ text, side by side (each job in a fresh interpreter, alternated): wall time and 
 extend's peak RSS as the corpus grows. Goal: extend no slower than train (ratio <= 1.0).
 
     python -m benchmarks.speed.extend_speed [--sizes 6,12,24] [--runs 1] [--base PATH] [--workers N]
+
+The text: :func:`french_text` (E3C, WMT-biomed, CIM-10, FrenchMedMCQA, distinct leaflet sentences).
 """
 
 from __future__ import annotations
@@ -11,8 +13,9 @@ import argparse
 import statistics
 import tempfile
 
-from benchmarks._common import e3c_text, run_measured, save
-from benchmarks.corpora import TOKENIZERS
+from benchmarks._common import CACHE, run_measured, save
+from benchmarks.corpora import (TOKENIZERS, cim10_labels, frenchmedmcqa_texts, leaflet_sentences, pamj_documents,
+                                require_data, wmt_biomed_french)
 
 EXTEND = """
 from biotok.extension import ExtendConfig, extend
@@ -25,6 +28,29 @@ from biotok.config import TrainConfig
 if __name__ == "__main__":
     train_tokenizer([{path!r}], TrainConfig(vocab_size={vocab}), {out!r}, force=True, workers={workers})
 """
+
+
+def french_text(mb: float) -> str:
+    """French biomedical text cut at ``mb`` MB, cached: the E3C clinical cases, the WMT-biomed
+    abstracts, CIM-10, FrenchMedMCQA, then the drug leaflets' distinct sentences (the leaflets
+    repeat themselves: repeated, 24 MB of them support only ~21k Unigram pieces)."""
+    out = CACHE / f"french_biomed_{mb:g}MB.txt"
+    if not out.is_file():
+        require_data()
+        CACHE.mkdir(parents=True, exist_ok=True)
+        budget, tmp = int(mb * 1_000_000), out.with_suffix(".tmp")
+        with open(tmp, "w", encoding="utf-8") as f:
+            for src in (pamj_documents(), wmt_biomed_french(), cim10_labels(), frenchmedmcqa_texts(),
+                        leaflet_sentences()):
+                for line in src:
+                    f.write(line + "\n")
+                    budget -= len(line.encode("utf-8")) + 1
+                    if budget <= 0:
+                        break
+                if budget <= 0:
+                    break
+        tmp.rename(out)
+    return str(out)
 
 
 def main() -> None:
@@ -40,7 +66,7 @@ def main() -> None:
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for mb in sizes:
-            fmt = dict(base=args.base, path=str(e3c_text(mb)), add=args.add, vocab=args.vocab_size,
+            fmt = dict(base=args.base, path=french_text(mb), add=args.add, vocab=args.vocab_size,
                        workers=args.workers)
             ext, tr = [], []
             for i in range(args.runs):

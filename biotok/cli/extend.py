@@ -34,7 +34,7 @@ def _target(value: str | None) -> float | None:
 @click.command("extend")
 @click.argument("base", metavar="BASE")
 @click.argument("corpus", nargs=-1, required=True, metavar="CORPUS...")
-@click.option("--add", "add", default="auto", show_default=True, metavar="K|auto",
+@click.option("--add", "add", default=str(default_of(ExtendConfig, "add")), show_default=True, metavar="K|auto",
               help="Pieces to add, or 'auto': stop where one more piece saves under --flat of the base's pieces.")
 @click.option("--target", default=None, metavar="PCT",
               help="Instead of --add: stop once the corpus takes this many fewer pieces (20%), or where the "
