@@ -46,7 +46,7 @@ from biotok.config import NormalizeConfig
 from biotok.corpus import resolve
 from biotok.counting import count_corpus
 from biotok.errors import ConfigError, CorpusError, TokenizerLoadError
-from biotok.formats import load
+from biotok.formats import hub, load
 from biotok.formats.sentencepiece import BPE as SPM_BPE, CONTROL, NORMAL, SPM_NAMES, UNIGRAM as SPM_UNIGRAM, \
     read_model_proto
 from biotok.io import versions
@@ -125,6 +125,7 @@ class ExtendResult:
     seconds: float
     rejected: tuple[str, ...] = ()
     corpus: dict = field(default_factory=dict)
+    target: float | None = None
 
     @property
     def reduction(self) -> float:
@@ -133,7 +134,9 @@ class ExtendResult:
     def summary(self) -> str:
         return (f"extended {self.base} ({self.model}, {self.base_size:,} tokens) by {len(self.added):,} pieces: "
                 f"{self.base_pieces:,} -> {self.pieces:,} pieces on the corpus ({self.reduction:.1%} fewer) "
-                f"in {self.seconds:.1f} s -> {self.path}")
+                f"in {self.seconds:.1f} s -> {self.path}"
+                + (f" (the savings flattened before the {self.target:.0%} target)"
+                   if self.target is not None and self.reduction < self.target else ""))
 
     def load(self) -> BiotokTokenizer:
         return load(self.path)
@@ -461,6 +464,16 @@ def _piece(sel, kind: str, c) -> str:
     return sel.merged(c) if kind == "BPE" else c
 
 
+def _base_path(base: str | os.PathLike[str]) -> Path | None:
+    """The base's file or folder: the path given, or an alias's local copy (None: neither)."""
+    p = Path(str(base)).expanduser()
+    if p.exists():
+        return p
+    if str(base).lower() in hub.REGISTRY:
+        return hub.resolve(str(base))
+    return None
+
+
 def _spm_file(base: str | os.PathLike[str]) -> Path | None:
     p = Path(base)
     if p.is_file() and p.name.endswith(".model"):
@@ -585,15 +598,16 @@ def extend(
     new_pieces = sum(n * len(p) for n, p in zip(counts, now))
     new_tok = Tokenizer.from_str(json.dumps(new_j))
     seconds = time.perf_counter() - start
-    spm = _spm_file(base) if kind in ("Unigram", "BPE") and Path(str(base)).exists() else None
+    where = _base_path(base)
+    spm = _spm_file(where) if kind in ("Unigram", "BPE") and where is not None else None
     spm_bytes = _extend_spm(spm, kind, added, padding, size) if spm is not None else None
     result = ExtendResult(
         path=dest, base=str(base), model=kind, base_size=size, vocab_size=new_tok.get_vocab_size(True),
         added=tuple(added), base_pieces=total, pieces=new_pieces, words=sum(counts), seconds=seconds,
-        rejected=tuple(rejected), corpus=counted.stats(),
+        rejected=tuple(rejected), corpus=counted.stats(), target=cfg.target,
     )
     meta = _provenance(result, tok, cfg)
-    base_dir = Path(str(base)) if Path(str(base)).is_dir() else (Path(str(base)).parent if Path(str(base)).exists() else None)
+    base_dir = None if where is None else (where if where.is_dir() else where.parent)
     with atomic_directory(dest, force, inputs=inputs, marker=MARKER) as tmp:
         (tmp / "tokenizer.json").write_bytes(new_tok.to_str(pretty=True).encode("utf-8"))
         (tmp / "tokenizer_config.json").write_text(_dump(_tokenizer_config(tok, base_dir)), encoding="utf-8")
