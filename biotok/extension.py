@@ -22,8 +22,11 @@ The guarantee, no text segmented into more pieces than by the base and the same 
   induction from the end of the word the new segmentation is the base's with runs joined, and a
   word is ``[UNK]`` for both or for neither.
 
-Every counted word is then re-encoded by the extended tokenizer itself and a piece that made
-one longer is dropped (none is, by the arguments above; Unigram ties are the one way in).
+  That is ``strict``; by default WordPiece pieces are only checked: every counted word is
+  re-encoded by the extended tokenizer itself and a piece that made one longer is dropped (an
+  unseen word can still take one piece more).
+
+That check runs for every model (for BPE and Unigram it finds nothing, ties aside).
 """
 
 from __future__ import annotations
@@ -652,7 +655,9 @@ def _card(name: str, meta: dict, command: str | None) -> ModelCard:
     made = "\n".join([
         f"- base: **{md_text(base['name'])}** ({base['vocab_size']:,} tokens, a {md_text(meta['config']['algo'])} "
         "model): every one of its tokens keeps its id",
-        f"- added: {meta['added']:,} pieces ({md_text(meta['selection'])}), ids {base['vocab_size']:,} and up, "
+        f"- added: {meta['added']:,} pieces"
+        + ("" if meta["selection"].endswith(" pieces") else f" ({md_text(meta['selection'])})")
+        + f", ids {base['vocab_size']:,} and up, "
         "chosen by the pieces they save on the corpus",
         f"- on the corpus: {p['base']:,} -> {p['extended']:,} pieces ({p['reduction']:.1%} fewer)",
         f"- first added pieces: {top}",
@@ -663,8 +668,10 @@ def _card(name: str, meta: dict, command: str | None) -> ModelCard:
                        "tok.tokenize(\"L’hôpital, 2,5 mg/kg d’acétyltransférase.\")", "python")
     return ModelCard(
         title=f"{md_text(Path(name).name)}: {md_text(base['name'])} extended by biotok",
-        summary=("A pretrained tokenizer with a domain's pieces added to its own model: no text is "
-                 "segmented into more pieces than by the base, and decoding is the base's. A model keeps "
+        summary=("A pretrained tokenizer with a domain's pieces added to its own model: "
+                 + ("no word of the corpus is" if meta["config"]["algo"] == "WordPiece"
+                    and not meta["config"]["extend"]["strict"] else "no text is")
+                 + " segmented into more pieces than by the base, and decoding is the base's. A model keeps "
                  "its rows (`biotok-train transfer MODEL --tokenizer THIS`)."),
         metadata={"library_name": "transformers", "tags": ["biotok", "tokenizer", "extended", "biomedical"]},
         sections=[("How it was made", made), ("Command", command_section(command)),
