@@ -16,17 +16,22 @@ The guarantee, no text segmented into more pieces than by the base and the same 
   into its base run, to a base segmentation ``DELTA``\\ s below it; so Viterbi uses new pieces
   only on top of the base's own best path (when its lead over the runner-up exceeds the few
   ``DELTA``\\ s), where they can only merge pieces, and it maximizes the pieces saved.
-- WordPiece (greedy longest match): a new piece is kept only if no base continuation piece
-  extends any of its inner suffixes (the ``##`` rest from each inner base boundary). Then, where
-  the greedy match takes a new piece, the base's own greedy match stops at the same place, so by
-  induction from the end of the word the new segmentation is the base's with runs joined, and a
-  word is ``[UNK]`` for both or for neither.
+- WordPiece (greedy longest match), by default (``strict``): a new piece ``p`` joining base
+  pieces ``r1 … rm`` is kept only if, for each inner boundary ``j`` and each base continuation
+  piece ``##t`` that properly extends ``##`` + the rest of ``p`` from ``j`` (by ``x``), some
+  piece of the vocabulary (base or chosen) longer than ``p`` is a prefix of ``p + x`` (a
+  *shadow*: then the greedy match never takes ``p`` where ``##t`` could cross its end). Where
+  the greedy match takes ``p`` on the base's path, the base takes ``r1 … rm`` (no base piece
+  longer than ``p`` matches, or the greedy match would take it; within ``p`` the longest are the
+  ``ri``, as on the corpus word ``p`` came from; none crosses its end), so by induction along
+  the word the new segmentation is the base's with runs joined, and a word is ``[UNK]`` for both
+  or for neither (docs/extend.md).
 
-  That is ``strict``; by default WordPiece pieces are only checked: every counted word is
-  re-encoded by the extended tokenizer itself and a piece that made one longer is dropped (an
-  unseen word can still take one piece more).
+  ``strict=False`` keeps every candidate and only checks it: every counted word is re-encoded
+  by the extended tokenizer itself and a piece that made one longer is dropped (more pieces;
+  an unseen word can still take one piece more).
 
-That check runs for every model (for BPE and Unigram it finds nothing, ties aside).
+Every counted word is re-encoded in every model and mode (proven ones find nothing, ties aside).
 """
 
 from __future__ import annotations
@@ -60,6 +65,7 @@ from biotok.tokenizer import BiotokTokenizer
 logger = logging.getLogger(__name__)
 
 MARKER = "biotok.json"
+MAX_SHADOWS = 8  # WordPiece, proven mode: most shadows one candidate may wait for
 DELTA = 1e-5  # Unigram: score bonus per base piece a new piece saves (see the module docstring)
 AUTO = "auto"
 
@@ -71,7 +77,9 @@ class ExtendConfig:
     ``add``: the number of pieces, or "auto" (stop where a piece saves under ``flat`` of the
     base's pieces); ``target``: stop once the corpus takes this fraction fewer pieces (0.2), or
     where the curve flattens first. ``max_run``: most base pieces one new piece joins;
-    ``min_count``: fewest occurrences of a candidate on the corpus.
+    ``min_count``: fewest occurrences of a candidate on the corpus. ``strict`` (WordPiece): only
+    pieces proven never to lengthen any text (False: every candidate, checked on the corpus's
+    words only; more pieces, no proof for other text). Unigram and BPE are always proven.
     """
 
     add: int | str | None = AUTO
@@ -80,7 +88,7 @@ class ExtendConfig:
     max_run: int = 8
     min_count: int = 2
     max_chars: int = 32
-    strict: bool = False
+    strict: bool = True  # WordPiece: only pieces proven never to lengthen any text (False: checked on the corpus)
     by: str = "savings"  # or "frequency": the naive baseline (most frequent candidates, no recount)
 
     def __post_init__(self) -> None:
@@ -203,13 +211,6 @@ class _Runs:
 
     def _collect(self) -> None:
         cfg, seen_count = self.cfg, Counter()
-        inner_prefixes: set[str] = set()
-        if self.kind == "WordPiece":  # proper prefixes of base continuation pieces
-            k = len(self.prefix)
-            for p in self.base:
-                if p.startswith(self.prefix) and len(p) > k:
-                    for e in range(k + 1, len(p)):
-                        inner_prefixes.add(p[:e])
         bad: set[str] = set()
         for wi, w in enumerate(self.words):
             if self.unk is not None and self.unk in w:
@@ -225,11 +226,6 @@ class _Runs:
                     if cand in self.base or cand in bad:
                         continue
                     if cand not in self.joins:
-                        # WordPiece: no base continuation piece may extend an inner suffix
-                        if self.kind == "WordPiece" and self.cfg.strict and any(
-                                self.join(run[j:]) in inner_prefixes for j in range(1, len(run))):
-                            bad.add(cand)
-                            continue
                         self.joins[cand] = tuple(run)
                     elif self.joins[cand] != tuple(run):  # two base segmentations of one string
                         bad.add(cand)
@@ -245,6 +241,64 @@ class _Runs:
         for c in [c for c in self.index if seen_count[c] < cfg.min_count]:
             del self.index[c]
             del self.joins[c]
+        self.needs: dict[str, list[tuple[str, ...]]] = {}
+        self.waiting: dict[str, list[str]] = defaultdict(list)
+        if self.kind == "WordPiece" and cfg.strict:
+            self._shadows()
+
+    def _shadows(self) -> None:
+        """WordPiece, proven mode: a candidate ``p`` is kept only if, for each inner boundary and
+        each base continuation piece ``##t`` that properly extends ``##`` + the rest of ``p``
+        from that boundary (by ``x``), some piece of the vocabulary, base or chosen, is longer
+        than ``p`` and a prefix of ``p + x`` (a *shadow*). Then wherever the greedy match takes
+        ``p``, no base piece crosses its end (docs/extend.md: the guarantee). A required shadow
+        must be a base piece or a candidate; ``p`` waits until one of each group is chosen."""
+        k = len(self.prefix)
+        ext: dict[str, list[str]] = defaultdict(list)  # proper prefix of a base ## piece -> those pieces
+        for p in self.base:
+            if p.startswith(self.prefix) and len(p) > k + 1:
+                for e in range(k + 1, len(p)):
+                    ext[p[:e]].append(p)
+        needs: dict[str, list[tuple[str, ...]]] = {}
+        drop: set[str] = set()
+        for cand, run in self.joins.items():
+            groups: set[tuple[str, ...]] = set()
+            for j in range(1, len(run)):
+                s = self.join(run[j:])
+                over = ext.get(s, ())
+                if len(over) > 8 * MAX_SHADOWS:
+                    break
+                for t in over:
+                    x = t[len(s):]
+                    g = tuple(cand + x[:i] for i in range(1, len(x) + 1))
+                    if not any(q in self.base for q in g):
+                        groups.add(g)
+                if len(groups) > MAX_SHADOWS:
+                    break
+            else:  # a group implied by a shorter one (its prefix) is left out
+                groups = {g for g in groups if not any(g[:i] in groups for i in range(1, len(g)))}
+                if len(groups) <= MAX_SHADOWS:
+                    if groups:
+                        needs[cand] = sorted(groups)
+                    continue
+            drop.add(cand)
+        while True:  # a shadow must itself be a candidate that can be chosen
+            for c in drop:
+                needs.pop(c, None)
+                self.index.pop(c, None)
+                self.joins.pop(c, None)
+            drop = {c for c, gs in needs.items() if any(not any(q in self.joins for q in g) for g in gs)}
+            if not drop:
+                break
+        self.needs = needs
+        for c, gs in needs.items():
+            for q in {q for g in gs for q in g}:
+                self.waiting[q].append(c)
+
+    def ready(self, cand: str, chosen: Iterable[str] | None = None) -> bool:
+        """Whether every shadow ``cand`` needs is chosen (always, outside the proven WordPiece mode)."""
+        have = self.chosen if chosen is None else chosen
+        return all(any(q in have for q in g) for g in self.needs.get(cand, ()))
 
     def length(self, wi: int, extra: str | None = None) -> int:
         """Pieces of word ``wi`` with the chosen pieces (and ``extra``)."""
@@ -276,14 +330,16 @@ class _Runs:
         return n - best[0]
 
     def gain(self, cand: str) -> int:
+        if cand in self.needs and not self.ready(cand):
+            return 0
         return sum(self.counts[wi] * (self.cur[wi] - self.length(wi, cand)) for wi in self.index[cand])
 
     def accept(self, cand: str) -> list[str]:
-        """Choose ``cand``; returns the new candidates this makes (none: runs are all known)."""
+        """Choose ``cand``; returns the candidates this makes ready (those waiting for it as a shadow)."""
         self.chosen[cand] = len(self.joins[cand])
         for wi in self.index[cand]:
             self.cur[wi] = self.length(wi)
-        return []
+        return sorted(c for c in self.waiting.get(cand, ()) if c not in self.chosen and self.ready(c))
 
     def candidates(self) -> list[str]:
         return list(self.index)
@@ -373,9 +429,12 @@ def select(sel, cfg: ExtendConfig, base_pieces: int, progress: bool = False, spa
         if isinstance(cfg.add, int) and len(ranked) < cfg.add:
             raise ConfigError(f"--add {cfg.add:,} is more than the {len(ranked):,} candidate pieces this corpus offers")
         out = []
-        for c in ranked[:n]:
-            out.append((c, sel.gain(c)))
-            sel.accept(c)
+        for c in ranked:
+            if len(out) >= n:
+                break
+            if getattr(sel, "ready", None) is None or sel.ready(c):  # a piece waiting for a shadow is skipped
+                out.append((c, sel.gain(c)))
+                sel.accept(c)
         return out
     heap = [(-sel.initial(c), _key(c), c) for c in sel.candidates()]
     heap = [h for h in heap if h[0] < 0]
@@ -596,8 +655,15 @@ def extend(
         if not drop:
             break
         logger.info("dropped %d added pieces that made a word longer: %s", len(drop), ", ".join(sorted(drop)[:10]))
-        rejected.extend(sorted(drop))
         picks = [(c, g) for (c, g) in picks if _piece(sel, kind, c) not in drop]
+        if kind == "WordPiece" and sel.needs:  # a piece whose shadow was dropped goes too
+            kept: set[str] = set()
+            for c, _ in picks:
+                if sel.ready(c, kept):
+                    kept.add(c)
+            drop |= {c for c, _ in picks if c not in kept}
+            picks = [(c, g) for (c, g) in picks if c in kept]
+        rejected.extend(sorted(drop))
     new_pieces = sum(n * len(p) for n, p in zip(counts, now))
     new_tok = Tokenizer.from_str(json.dumps(new_j))
     seconds = time.perf_counter() - start

@@ -45,9 +45,10 @@ def _target(value: str | None) -> float | None:
               show_default=True, help="Most base pieces one new piece joins.")
 @click.option("--min-count", type=click.IntRange(min=1), default=default_of(ExtendConfig, "min_count"),
               show_default=True, help="Fewest occurrences on the corpus of a candidate piece.")
-@click.option("--strict", is_flag=True,
-              help="WordPiece: keep only pieces that provably never lengthen any text (default: checked on "
-              "every word of the corpus; Unigram and BPE are always proven).")
+@click.option("--strict/--no-strict", default=default_of(ExtendConfig, "strict"), show_default=True,
+              help="WordPiece: --strict keeps only pieces proven never to lengthen any text; --no-strict: "
+              "checked on the corpus's words only: more pieces, no proof for other text (Unigram and BPE "
+              "are always proven).")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True, help="Output directory.")
 @workers_option
 @force_option
@@ -59,8 +60,9 @@ def extend(base, corpus, add, target, flat, max_run, min_count, strict, out, wor
     Unigram pieces with scores, in spm.model too), never as added tokens; every base token keeps
     its id and the new ids follow, so a pretrained model keeps its rows
     (`biotok-train transfer MODEL --tokenizer OUT`). They are chosen by the pieces they save
-    on CORPUS, recounted after each choice, and no word of CORPUS gets more pieces than with
-    BASE (see docs/extend.md: the guarantee).
+    on CORPUS, recounted after each choice, and no text gets more pieces than with BASE nor
+    decodes differently (see docs/extend.md: the guarantee; WordPiece with --no-strict: only
+    the words of CORPUS are checked).
 
     \b
       biotok extend camembertv2 corpus.txt --add 2000 --out camembertv2-bio/

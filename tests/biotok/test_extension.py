@@ -34,15 +34,20 @@ def bases(shared_data, tiny_unigram) -> dict[str, Path]:
 
 
 _BUILT: dict[str, tuple] = {}
+# SciBERT's English WordPiece offers 1,978 proven pieces that save anything on 90 % of the sample
+# and 2,000 on all of it: it learns from the whole sample (its held-out lines are then seen by it;
+# the proven guarantee covers any text, and the property test checks unseen strings).
+_WHOLE = {"scibert-scivocab-uncased"}
 
 
 @pytest.fixture(scope="module")
-def extended(bases, split, tmp_path_factory):
+def extended(bases, split, sample_corpus, tmp_path_factory):
     """name -> (base tokenizer, extended folder, result), +2,000 pieces, built once each."""
     def get(name: str):
         if name not in _BUILT:
             out = tmp_path_factory.mktemp("ext") / name
-            result = extend(bases[name], [split[0]], out, ExtendConfig(add=2000), workers=1)
+            corpus = sample_corpus if name in _WHOLE else split[0]
+            result = extend(bases[name], [corpus], out, ExtendConfig(add=2000), workers=1)
             _BUILT[name] = (load(bases[name]), out, result, load(out))
         return _BUILT[name]
     return get
@@ -91,7 +96,9 @@ def test_savings_are_measured_not_frequencies(name, extended):
     (exactly for BPE; Unigram and WordPiece save a little more than the runs counted)."""
     _, _, r, _ = extended(name)
     savings = [a.savings for a in r.added]
-    assert savings[0] == max(savings) and min(savings) > 0
+    assert min(savings) > 0
+    if name != "camembertv2-base":  # WordPiece: a piece waiting for its shadow enters after it, maybe saving more
+        assert savings[0] == max(savings)
     # (lazy greedy: a choice can raise another's saving a little, so the order is nearly sorted)
     assert sum(a > b for a, b in zip(savings[1:], savings)) < len(savings) // 20
     drop = r.base_pieces - r.pieces
@@ -126,44 +133,92 @@ _PARTS = st.lists(st.sampled_from(["thérapie", "chimio", "radio", "graphie", "i
                   min_size=1, max_size=12)
 
 
-@pytest.mark.parametrize("name", ["camemberta-base", "barthez", "flaubert-base-uncased", "biotok-unigram"])
+_WORDS = st.text(alphabet=st.sampled_from(list("abcdefghijklmnopqrstuvwxyzéèêàçôûïœ0123456789-")), min_size=1,
+                 max_size=40)
+
+
+@pytest.mark.parametrize("name", ["camembertv2-base", "bert-base-cased", "camemberta-base", "barthez",
+                                  "flaubert-base-uncased", "biotok-unigram"])
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(text=_TEXT, glued=_PARTS)
-def test_no_text_gets_more_pieces_than_with_the_base(name, extended, text, glued):
-    """Unigram and BPE: the guarantee holds for any text (random strings, glued domain morphemes,
-    very long words), not only for the corpus."""
+@given(text=_TEXT, glued=_PARTS, words=st.lists(_WORDS, max_size=6))
+def test_no_text_gets_more_pieces_than_with_the_base(name, extended, text, glued, words):
+    """The default configuration, every model type (WordPiece, Unigram, BPE): the guarantee holds
+    for any text (random strings, glued domain morphemes and fragments, very long words), not
+    only for the corpus."""
     base, _, _, new = extended(name)
-    for t in (text, "".join(glued), "".join(glued) * 8 + text):
+    g = "".join(glued)
+    for t in (text, g, g * 8 + text, g[:15] + " " + text, "".join(words), " ".join(words) + text):
         p, q = base.encode(t), new.encode(t)
         assert len(q) <= len(p), (t, p.pieces, q.pieces)
         assert new.decode(q.ids) == base.decode(p.ids)
+
+
+def test_wordpiece_default_holds_on_glued_fragments_of_corpus_words(extended, split):
+    """CamemBERTv2 +2,000 by default: 3,000 strings glued from fragments of the corpus's own words
+    (where the unproven mode lengthens a few) never take more pieces nor decode differently."""
+    import random
+
+    base, _, result, new = extended("camembertv2-base")
+    words = sorted({w for l in split[1] for w in l.split()})
+    rng = random.Random(0)
+    texts = ["".join(w[rng.randrange(len(w)):][:rng.randrange(1, 9)] for w in rng.sample(words, 3))
+             for _ in range(3000)]
+    for t, p, q in zip(texts, base.encode_batch(texts), new.encode_batch(texts)):
+        assert len(q) <= len(p), (t, p.pieces, q.pieces)
+        assert new.decode(q.ids) == base.decode(p.ids)
+    assert not result.rejected  # proven: the check on the corpus's words finds nothing to drop
 
 
 @pytest.fixture(scope="module")
-def strict_wordpiece(shared_data, split, tmp_path_factory):
+def loose_wordpiece(shared_data, split, tmp_path_factory):
     base = shared_data / "tokenizers" / "camembertv2-base"
-    out = tmp_path_factory.mktemp("strict") / "cv2"
-    extend(base, [split[0]], out, ExtendConfig(add=300, strict=True), workers=1)
-    return load(base), load(out)
+    out = tmp_path_factory.mktemp("loose") / "cv2"
+    result = extend(base, [split[0]], out, ExtendConfig(add=2000, strict=False), workers=1)
+    return load(base), load(out), result
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(text=_TEXT, glued=_PARTS)
-def test_strict_wordpiece_never_lengthens_any_text(strict_wordpiece, text, glued):
-    base, new = strict_wordpiece
-    for t in (text, "".join(glued), "".join(glued)[:15] + " " + text):
-        p, q = base.encode(t), new.encode(t)
-        assert len(q) <= len(p), (t, p.pieces, q.pieces)
-        assert new.decode(q.ids) == base.decode(p.ids)
+def test_no_strict_wordpiece_is_checked_on_held_out_lines_only(loose_wordpiece, extended, split):
+    """--no-strict (WordPiece): checked on the corpus's words, so on the held-out lines (not on any
+    text): no line longer, same decoding, and fewer pieces than the proven default."""
+    base, new, _ = loose_wordpiece
+    lines = split[1]
+    eb, ex = base.encode_batch(lines), new.encode_batch(lines)
+    assert all(len(q) <= len(p) for p, q in zip(eb, ex))
+    assert [base.decode(e.ids) for e in eb] == [new.decode(e.ids) for e in ex]
+    proven = extended("camembertv2-base")[3].encode_batch(lines)
+    assert sum(map(len, ex)) < sum(map(len, proven)) < sum(map(len, eb))
+
+
+def test_proven_wordpiece_keeps_a_piece_only_with_its_shadows(extended):
+    """A kept piece whose rest from an inner boundary a base ``##`` piece extends has a longer
+    piece of the vocabulary covering that overhang (docs/extend.md: the guarantee)."""
+    base, _, result, new = extended("camembertv2-base")
+    vocab, old = set(new.get_vocab()), set(base.get_vocab())
+    longer: dict[str, list[str]] = {}  # "##" + a proper prefix -> the base ## pieces it begins
+    for t in old:
+        if t.startswith("##"):
+            for e in range(3, len(t)):
+                longer.setdefault(t[:e], []).append(t)
+    waited = 0
+    for a in result.added:
+        for j in range(1, len(a.joins)):
+            rest = "##" + "".join(p[2:] for p in a.joins[j:])
+            for t in longer.get(rest, ()):
+                x = t[len(rest):]
+                assert any(a.piece + x[:i] in vocab for i in range(1, len(x) + 1)), (a.piece, t)
+                waited += not any(a.piece + x[:i] in old for i in range(1, len(x) + 1))
+    assert waited > 0  # some pieces are kept thanks to a chosen shadow, not only to the base
 
 
 def test_auto_and_target_stop_on_the_savings_curve(bases, split, tmp_path):
     auto = extend(bases["camembertv2-base"], [split[0]], tmp_path / "a", ExtendConfig(add="auto"), workers=1)
     floor = 1e-4 * auto.base_pieces
     assert auto.added and all(a.savings >= floor for a in auto.added)
-    t = extend(bases["camembertv2-base"], [split[0]], tmp_path / "t", ExtendConfig(add=None, target=0.05), workers=1)
-    assert 0.05 <= 1 - (t.base_pieces - sum(a.savings for a in t.added[:-1])) / t.base_pieces + 0.05
-    assert len(t.added) < len(auto.added) and t.reduction >= 0.045
+    target = round(auto.reduction / 2, 3)  # half of what auto reaches before the curve flattens
+    t = extend(bases["camembertv2-base"], [split[0]], tmp_path / "t", ExtendConfig(add=None, target=target),
+               workers=1)
+    assert sum(a.savings for a in t.added[:-1]) < target * t.base_pieces <= sum(a.savings for a in t.added)
+    assert len(t.added) < len(auto.added) and t.reduction >= target
 
 
 def test_same_inputs_same_bytes(bases, split, tmp_path):

@@ -39,6 +39,22 @@ def test_extend_prints_a_summary_and_writes_a_loadable_folder(tmp_path, corpus, 
     assert meta["pieces"]["extended"] < meta["pieces"]["base"]
 
 
+def test_wordpiece_is_proven_by_default_and_no_strict_is_only_checked(tmp_path, corpus, tiny_wordpiece):
+    """The default (read from ExtendConfig) keeps only proven pieces; --no-strict records that it is
+    checked on the corpus only, and its card says so."""
+    metas = {}
+    for flag in ((), ("--no-strict",), ("--strict",)):
+        out = tmp_path / ("ext" + "".join(flag))
+        r = run("extend", tiny_wordpiece, corpus, "--add", 50, *flag, "--out", out, "-q", "--workers", 1)
+        assert r.exit_code == 0, r.output
+        metas[flag] = json.loads((out / "biotok.json").read_text(encoding="utf-8")), (out / "README.md").read_text("utf-8")
+    assert metas[()][0]["config"]["extend"]["strict"] is True
+    assert metas[()][0]["added_pieces"] == metas[("--strict",)][0]["added_pieces"]
+    assert metas[("--no-strict",)][0]["config"]["extend"]["strict"] is False
+    assert "no text is segmented" in metas[()][1] and "no word of the corpus is" in metas[("--no-strict",)][1]
+    assert "--no-strict" in run("extend", "--help").output
+
+
 def test_target_takes_a_percentage(tmp_path, corpus, tiny_wordpiece):
     out = tmp_path / "ext"
     r = run("extend", tiny_wordpiece, corpus, "--target", "5%", "--out", out, "-q", "--workers", 1)
