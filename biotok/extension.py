@@ -436,12 +436,14 @@ def select(sel, cfg: ExtendConfig, base_pieces: int, progress: bool = False, spa
                 out.append((c, sel.gain(c)))
                 sel.accept(c)
         return out
-    heap = [(-sel.initial(c), _key(c), c) for c in sel.candidates()]
+    cands = sel.candidates()
+    heap = [(-sel.initial(c), _key(c), c) for c in cands]
     heap = [h for h in heap if h[0] < 0]
     heapq.heapify(heap)
+    waiting = sum(1 for c in cands if getattr(sel, "needs", None) and c in sel.needs and not sel.ready(c))
     want = cfg.add if isinstance(cfg.add, int) and cfg.target is None else None
-    if want is not None and len(heap) > 0 and len(heap) < want:
-        raise ConfigError(f"--add {want:,} is more than the {len(heap):,} candidate pieces this corpus offers "
+    if want is not None and len(heap) > 0 and len(heap) + waiting < want:
+        raise ConfigError(f"--add {want:,} is more than the {len(heap) + waiting:,} candidate pieces this corpus offers "
                           f"(runs of base pieces seen at least {cfg.min_count} times): ask for fewer")
     floor = max(1.0, cfg.flat * base_pieces)
     need, want = want, (want + spare if want is not None else None)

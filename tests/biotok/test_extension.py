@@ -226,3 +226,36 @@ def test_same_inputs_same_bytes(bases, split, tmp_path):
         extend(bases["camemberta-base"], [split[0]], tmp_path / d, ExtendConfig(add=300), workers=1)
     for f in ("tokenizer.json", "spm.model"):
         assert (tmp_path / "a" / f).read_bytes() == (tmp_path / "b" / f).read_bytes()
+
+
+@pytest.fixture()
+def toy_wordpiece(tmp_path) -> Path:
+    """A WordPiece whose base splits "abcd" as a ##bcd and has no ##c nor ##d: a new "ab" would
+    leave a rest ("cd") it cannot finish."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
+
+    vocab = {t: i for i, t in enumerate(["[UNK]", "a", "b", "##b", "##bcd", "e", "##e"])}
+    tok = Tokenizer(models.WordPiece(vocab, unk_token="[UNK]"))
+    tok.pre_tokenizer, tok.decoder = pre_tokenizers.WhitespaceSplit(), decoders.WordPiece()
+    path = tmp_path / "toy.json"
+    tok.save(str(path))
+    return path
+
+
+def test_wordpiece_piece_waits_for_its_shadow(toy_wordpiece, tmp_path):
+    """Checked on the corpus only, "ab" (the most frequent run) is added and "abcd" becomes
+    [UNK]; proven, "ab" waits for its shadow "abcd", which comes first."""
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("ab ab ab ab ab abcd abcd abcd\n", encoding="utf-8")
+    base = load(toy_wordpiece)
+    loose = extend(toy_wordpiece, [corpus], tmp_path / "loose", ExtendConfig(add=1, strict=False), workers=1)
+    assert [a.piece for a in loose.added] == ["ab"]
+    assert base.encode("abcd").pieces == ["a", "##bcd"] and load(loose.path).encode("abcd").pieces == ["[UNK]"]
+    one = extend(toy_wordpiece, [corpus], tmp_path / "one", ExtendConfig(add=1), workers=1)
+    assert [(a.piece, a.joins) for a in one.added] == [("abcd", ("a", "##bcd"))]
+    two = extend(toy_wordpiece, [corpus], tmp_path / "two", ExtendConfig(add=2), workers=1)
+    assert [a.piece for a in two.added] == ["abcd", "ab"]
+    new = load(two.path)
+    for t in ("abcd", "ab", "abcde", "abe", "abbcd", "ab abcd e"):
+        p, q = base.encode(t), new.encode(t)
+        assert len(q) <= len(p) and new.decode(q.ids) == base.decode(p.ids), (t, p.pieces, q.pieces)
