@@ -4,6 +4,7 @@ Public API (all plain data in, plain data out):
 
 - :func:`normalize` -- the French biomedical normalization spec, str -> str.
 - :func:`train_tokenizer` -- train a tokenizer artifact (Unigram, BPE, WordPiece, SentencePiece).
+- :func:`extend` -- add a domain's pieces to a pretrained tokenizer, every base id kept.
 - :func:`load` -- load any tokenizer (biotok artifact, HF dir/tokenizer.json, .model, vocab.txt, alias).
 - :func:`diff_vocab`, :func:`fragmentation`, :func:`compare` -- vocabulary and fragmentation analysis.
 
@@ -27,6 +28,8 @@ _LAZY: dict[str, tuple[str, str]] = {
     "NormalizeConfig": ("biotok.config", "NormalizeConfig"),
     "TrainConfig": ("biotok.config", "TrainConfig"),
     "train_tokenizer": ("biotok.train", "train_tokenizer"),
+    "extend": ("biotok.extension", "extend"),
+    "ExtendConfig": ("biotok.extension", "ExtendConfig"),
     "load": ("biotok.formats", "load"),
     "diff_vocab": ("biotok.vocab", "diff_vocab"),
     "fragmentation": ("biotok.metrics", "fragmentation"),

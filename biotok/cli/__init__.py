@@ -21,6 +21,7 @@ from biotok._version import __version__
 from biotok.card import set_command
 from biotok.cli.compare import compare, report
 from biotok.cli.decide import decide
+from biotok.cli.extend import extend
 from biotok.cli.push import push
 from biotok.cli.sweep import cost, sweep
 from biotok.cli.train import count, train
@@ -183,6 +184,7 @@ def main() -> None:
     \b
     Typical session:
       biotok train corpora/sample/e3c_pamj_fr.txt --lower --vocab-size 8000 --out tok/
+      biotok extend camembertv2 corpora/sample/e3c_pamj_fr.txt --add 2000 --out camembertv2-bio/
       biotok compare tok/ camemberta --corpus held_out.txt
       biotok report tok/ camemberta bert --corpus held_out.txt --out report/
       biotok sweep corpus.txt --sizes 8000,16000,32000 --out sweep/
@@ -192,7 +194,7 @@ def main() -> None:
     """
 
 
-for _command in (train, count, compare, report, sweep, cost, decide, push):
+for _command in (train, count, extend, compare, report, sweep, cost, decide, push):
     main.add_command(_command)
 
 __all__ = ["BiotokGroup", "Terminated", "main"]

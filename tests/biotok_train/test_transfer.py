@@ -412,3 +412,29 @@ def test_deberta_v2_masked_lm(tmp_path, new_unigram):
     assert torch.equal(_bias(r.model)[n("ient")], _bias(old)[o("##ient")])
     back = transformers.AutoModelForMaskedLM.from_pretrained(str(tmp_path / "out"))
     assert torch.equal(_emb(back), _emb(r.model)) and back.config.vocab_size == r.tokenizer.vocab_size
+
+
+def test_extended_vocabulary_keeps_every_old_row_and_composes_the_new(tmp_path, bert_dir):
+    """``biotok extend`` then transfer: the base's rows (and biases) bit-identical, each added
+    piece the FVT mean of the base pieces it joins."""
+    import biotok
+    from biotok.extension import ExtendConfig, extend
+
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("le patients la douleurs , patients douleurs .\nla patients tient douleurs\n" * 20,
+                      encoding="utf-8")
+    ext = extend(bert_dir, [corpus], tmp_path / "ext", ExtendConfig(add=2), workers=1)
+    old_tok = biotok.load(bert_dir)
+    old_model = transformers.BertForMaskedLM.from_pretrained(str(bert_dir))
+    r = transfer(bert_dir, tmp_path / "ext", TransferConfig(method="fvt", seed=1))
+    E_old, b_old, E, b = _emb(old_model), _bias(old_model), _emb(r.model), _bias(r.model)
+    n_old = old_tok.vocab_size
+    assert E.shape[0] == n_old + 2 and r.model.config.vocab_size == n_old + 2
+    assert torch.equal(E[:n_old], E_old) and torch.equal(b[:n_old], b_old)
+    assert sorted(a.piece for a in ext.added) == ["douleurs", "patients"]
+    for a in ext.added:
+        ids = [old_tok.token_to_id(p) for p in a.joins]
+        assert r.plan.kinds[a.id] == "composed" and r.plan.sources[a.id] == tuple(ids)
+        assert torch.allclose(E[a.id], E_old[ids].mean(0), atol=1e-7, rtol=0)
+        assert torch.allclose(b[a.id], b_old[ids].mean(0), atol=1e-7, rtol=0)
+    assert r.counts["random"] == 0
