@@ -14,8 +14,6 @@ ship them to other processes or machines (Ray). Results are JSON values.
 from __future__ import annotations
 
 import errno
-import hashlib
-import json
 import logging
 import os
 import time
@@ -23,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
+from biotok_train.ablate.keys import digest
 from biotok_train.ablate.store import read_costs as costs, read_record, record_path, start_over_if_stale, write_json, \
     write_record
 
@@ -62,12 +61,6 @@ class Outcome:
     message: str = ""
     seconds: float = 0.0
     fatal: bool = False
-
-
-def digest(*parts: Any) -> str:
-    """sha256 of the JSON of ``parts``: the content key of plain values."""
-    text = json.dumps(parts, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def content_keys(jobs: Sequence[Job]) -> dict[str, str]:

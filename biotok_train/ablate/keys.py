@@ -13,18 +13,24 @@ says which job takes which)."""
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 from biotok.io import sha256_files
-from biotok_train.ablate.graph import digest
 from biotok_train.config import AblationConfig
 
 # the kinds of job, in the order a plan first makes them
 KINDS = ("prepare", "transfer", "init", "floor-model", "pretrain", "evaluate", "finetune", "curve", "probe")
 _NUMBER = {"p": "pseed", "f": "fseed", "k": "step"}
+
+
+def digest(*parts: Any) -> str:
+    """sha256 of the JSON of ``parts``: the content key of plain values."""
+    text = json.dumps(parts, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 @dataclass(frozen=True)
