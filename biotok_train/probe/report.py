@@ -134,6 +134,15 @@ def build_report(cfg: ProbeConfig, arms, runs: dict, chars: np.ndarray, train_ch
                        verdicts=_verdicts(cfg, rows, comparisons), command="", versions=versions_line())
 
 
+def share_text(share: float) -> str:
+    """A share as a percentage with as few decimals as keep it honest: 0.9996 is "99.96 %", never "100 %"."""
+    for places in range(4):
+        shown = round(100 * share, places)
+        if (shown < 100 or share >= 1) and (shown > 0 or share <= 0):
+            break
+    return f"{100 * share:.{places}f} %"
+
+
 def _notes(cfg: ProbeConfig, norms: dict[str, Normalization], rows: list[dict], fair: Normalization | None) -> list[str]:
     notes = []
     labels = {n.label() for n in norms.values()}
@@ -151,7 +160,7 @@ def _notes(cfg: ProbeConfig, norms: dict[str, Normalization], rows: list[dict], 
             notes.append(f"{r['name']} maps {100 * r['unk_share']:.2f} % of its held-out pieces to the unknown token: "
                          "what those pieces hide is not scored, so its bits per character are optimistic.")
         if r["round_trip_share"] < 1:
-            notes.append(f"{r['name']}'s pieces decode back to its own normalized text for {100 * r['round_trip_share']:.0f} % "
+            notes.append(f"{r['name']}'s pieces decode back to its own normalized text for {share_text(r['round_trip_share'])} "
                          "of the held-out documents only (e.g. spacing around punctuation, or characters behind the "
                          "unknown token, are not recorded): its bits per character leave that out.")
         if r["epochs"] > 1:
@@ -373,4 +382,4 @@ def _modes_compared(results: dict[str, dict]) -> list[str]:
 
 
 __all__ = ["PUBLISHED_FILES", "ProbeReport", "build_report", "command", "format_markdown", "plot", "publish",
-           "published_readme", "read_published", "setup_bullets", "versions_line", "write_report"]
+           "published_readme", "read_published", "setup_bullets", "share_text", "versions_line", "write_report"]

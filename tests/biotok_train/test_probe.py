@@ -301,3 +301,15 @@ def test_pairs_all_compares_every_pair_and_reuses_the_runs(toks, texts, tmp_path
     assert "--pairs all" in saved["command"] and len(saved["comparisons"]) == 3
     assert any(v.startswith("uni#2 is ") and v.endswith("held-out documents).") and " bpe: " in v
                for v in saved["verdicts"])
+
+
+def test_a_share_short_of_whole_never_reads_as_100_percent():
+    """Issue 45: "... for 100 % of the held-out documents only" read as a contradiction; the note's
+    share keeps the decimals that tell 99.96 % from all of them."""
+    from biotok_train.probe.report import share_text
+
+    assert share_text(0.9996) == "99.96 %"
+    assert share_text(0.995) == "99.5 %"
+    assert share_text(0.92) == "92 %"
+    assert share_text(0.0004) == "0.04 %"
+    assert share_text(1.0) == "100 %" and share_text(0.0) == "0 %"
