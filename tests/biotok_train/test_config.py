@@ -104,7 +104,10 @@ def test_cli_defaults_are_the_dataclass_defaults():
         assert ner[name] == FinetuneConfig().option(name), name
     ab = defaults("ablate")
     assert (ab["budget"], ab["ft_epochs"], ab["ft_lr"]) == (200, FinetuneConfig().epochs, FinetuneConfig().optim.lr)
-    assert (ab["sizes"], ab["tasks"], ab["n_resamples"]) == (("tiny",), ("e3c",), AblationConfig.n_resamples)
+    assert (ab["sizes"], ab["n_resamples"]) == (("tiny",), AblationConfig.n_resamples)
+    # --task has no click default (--task-type alone must not add e3c): the config's default, said in its help
+    task = next(p for p in main.commands["ablate"].params if p.name == "tasks")
+    assert f"[default: {', '.join(AblationConfig.tasks)}, unless --task-type]" in task.help
     assert AblationConfig(tokenizers=("a",), corpus=("c",)).finetune == FinetuneConfig()
 
 
