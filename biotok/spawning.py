@@ -145,7 +145,7 @@ def main_hidden():
         main.__dict__.update(saved)
 
 
-_SPAWN_LOCK = threading.Lock()  # one start at a time: __main__ is hidden for the start's length
+SPAWN_LOCK = threading.Lock()  # one start at a time: __main__ is hidden for the start's length
 
 
 class _PlainProcess(multiprocessing.context.SpawnProcess):
@@ -153,7 +153,7 @@ class _PlainProcess(multiprocessing.context.SpawnProcess):
 
     @staticmethod
     def _Popen(process_obj):
-        with _SPAWN_LOCK, main_hidden():
+        with SPAWN_LOCK, main_hidden():
             return multiprocessing.context.SpawnProcess._Popen(process_obj)
 
 
@@ -167,4 +167,4 @@ def spawn_context() -> multiprocessing.context.SpawnContext:
     return _PlainContext()
 
 
-__all__ = ["end_broken_pool", "exit_with_parent", "main_hidden", "spawn_context", "unguarded_main"]
+__all__ = ["SPAWN_LOCK", "end_broken_pool", "exit_with_parent", "main_hidden", "spawn_context", "unguarded_main"]

@@ -12,7 +12,6 @@ import contextlib
 import multiprocessing.context
 import os
 import signal
-import sys
 import threading
 import time
 from array import array
@@ -20,7 +19,7 @@ from dataclasses import dataclass
 from itertools import chain
 from typing import Any
 
-from biotok.spawning import exit_with_parent
+from biotok.spawning import SPAWN_LOCK, exit_with_parent, main_hidden
 
 _TYPECODES = {"uint16": "H", "uint32": "I"}  # array typecodes of the token types (I: 4 bytes on every platform biotok runs on)
 assert array("H").itemsize == 2 and array("I").itemsize == 4 and array("q").itemsize == 8
@@ -123,27 +122,6 @@ def word_start_flags(word_ids: list[int | None]) -> bytes:
     return bytes(out)
 
 
-_SPAWN_LOCK = threading.Lock()
-
-
-@contextlib.contextmanager
-def _main_hidden():
-    """While a worker is spawned: ``__main__`` says neither its file nor its module name, so the
-    worker does not import (run) it again. Our workers unpickle only biotok's functions and plain data."""
-    main = sys.modules.get("__main__")
-    if main is None:
-        yield
-        return
-    saved = {k: main.__dict__[k] for k in ("__file__", "__spec__") if k in main.__dict__}
-    main.__dict__.pop("__file__", None)
-    main.__spec__ = None
-    try:
-        yield
-    finally:
-        main.__dict__.pop("__spec__", None)
-        main.__dict__.update(saved)
-
-
 @contextlib.contextmanager
 def _signals_held():
     """Ctrl-C and SIGTERM held back in this (main) thread's Python handlers and delivered at the end.
@@ -181,7 +159,7 @@ class _Process(multiprocessing.context.SpawnProcess):
     @staticmethod
     def _Popen(process_obj):
         mask = getattr(signal, "pthread_sigmask", None)  # not on Windows
-        with _SPAWN_LOCK, _main_hidden():
+        with SPAWN_LOCK, main_hidden():
             old = mask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM}) if mask else None
             try:
                 return multiprocessing.context.SpawnProcess._Popen(process_obj)
