@@ -290,6 +290,38 @@ def _seeds_reason(n: int, what: str, flag: str, cfg: DecideConfig) -> tuple[str,
                    f"(rerun with {flag}; `biotok decide --min-seeds {n}` accepts it)")
 
 
+def _void_tasks(d: dict, sizes: list[str], tasks: dict, floors: dict, silent: dict, at) -> dict[tuple[str, str], str]:
+    """{(size, task): reason} for the tasks without signal: no arm beats the trivial baseline, or
+    none beats its random-init floor (in size order, then task order)."""
+    void_task: dict[tuple[str, str], str] = {}
+    for size in sizes:
+        arms_here = [a["name"] for a in d["arms"] if a["size"] == size]
+        for task in tasks:
+            label = _task_label(tasks, task)
+            if (size, task) in silent:
+                s = silent[(size, task)]
+                void_task[(size, task)] = (f"no signal on {label}{at(size)}: no arm beats the trivial baseline "
+                                           f"({_f(s.get('baseline'))} on test; best arm {s.get('best_arm')} "
+                                           f"{_f(s.get('best'))})")
+                continue
+            fl = [floors[(size, task, n)] for n in arms_here if (size, task, n) in floors]
+            if fl and not any(f.get("beats_floor") for f in fl):
+                scores = ", ".join(f"{f['arm']} {_f(f['candidate'])} vs {_f(f['reference'])}" for f in fl)
+                void_task[(size, task)] = (f"no signal on {label}{at(size)}: no arm beats its random-init floor "
+                                           f"(pretrained vs floor: {scores})")
+    return void_task
+
+
+def _ablation_fertility(ev: _Evidence, d: dict, sizes: list[str], source: str, cfg: DecideConfig, at) -> None:
+    """Fertility of the first size whose arms hold more than one vocabulary (an ablation without a probe)."""
+    for size in sizes:
+        arms_here = [a for a in d["arms"] if a["size"] == size and a.get("fertility") is not None]
+        if len({a["vocabulary"] if "vocabulary" in a else a["name"] for a in arms_here}) > 1:
+            _fertility_pairs(ev, [(a["name"], float(a["fertility"])) for a in arms_here],
+                             f"fertility on the ablation's corpus{at(size)}", source, cfg)
+            break
+
+
 def _ablation(ev: _Evidence, d: dict, source: str, cfg: DecideConfig) -> None:
     recipe = d["recipe"]
     ev.ablations.append((source, d))
@@ -311,26 +343,9 @@ def _ablation(ev: _Evidence, d: dict, source: str, cfg: DecideConfig) -> None:
     if seeds_full:
         ev.discarded.append(Discarded("the ablation's verdicts", source, seeds_full))
 
-    # whole tasks without signal: no arm beats its floor / trivial baseline
-    void_task: dict[tuple[str, str], str] = {}
-    for size in sizes:
-        arms_here = [a["name"] for a in d["arms"] if a["size"] == size]
-        for task in tasks:
-            label = _task_label(tasks, task)
-            if (size, task) in silent:
-                s = silent[(size, task)]
-                void_task[(size, task)] = (f"no signal on {label}{at(size)}: no arm beats the trivial baseline "
-                                           f"({_f(s.get('baseline'))} on test; best arm {s.get('best_arm')} "
-                                           f"{_f(s.get('best'))})")
-                continue
-            fl = [floors[(size, task, n)] for n in arms_here if (size, task, n) in floors]
-            if fl and not any(f.get("beats_floor") for f in fl):
-                scores = ", ".join(f"{f['arm']} {_f(f['candidate'])} vs {_f(f['reference'])}" for f in fl)
-                void_task[(size, task)] = (f"no signal on {label}{at(size)}: no arm beats its random-init floor "
-                                           f"(pretrained vs floor: {scores})")
-        for key, reason in void_task.items():
-            if key[0] == size:
-                ev.discarded.append(Discarded(f"ablation, {_task_label(tasks, key[1])}{at(size)}", source, reason))
+    void_task = _void_tasks(d, sizes, tasks, floors, silent, at)
+    for key, reason in void_task.items():
+        ev.discarded.append(Discarded(f"ablation, {_task_label(tasks, key[1])}{at(key[0])}", source, reason))
 
     said: set[tuple[str, str, str]] = set()
 
@@ -388,12 +403,7 @@ def _ablation(ev: _Evidence, d: dict, source: str, cfg: DecideConfig) -> None:
             void="; ".join(dict.fromkeys(why))))
     _ablation_probe(ev, d, source, cfg, at)
     if not any(f.source == source and f.tier == STATISTIC for f in ev.findings):
-        for size in sizes:
-            arms_here = [a for a in d["arms"] if a["size"] == size and a.get("fertility") is not None]
-            if len({a["vocabulary"] if "vocabulary" in a else a["name"] for a in arms_here}) > 1:
-                _fertility_pairs(ev, [(a["name"], float(a["fertility"])) for a in arms_here],
-                                 f"fertility on the ablation's corpus{at(size)}", source, cfg)
-                break
+        _ablation_fertility(ev, d, sizes, source, cfg, at)
 
 
 def _ablation_probe(ev: _Evidence, d: dict, source: str, cfg: DecideConfig, at) -> None:

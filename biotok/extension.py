@@ -590,6 +590,50 @@ def _tokenizer_config(tok: BiotokTokenizer, base_dir: Path | None) -> dict:
     return cfg
 
 
+def _guaranteed(j: dict, kind: str, picks: list, sel, size: int, words: list[str], pieces: list, keep: int | None):
+    """The extended model whose every counted word is no longer than with the base: a piece that
+    makes one longer is dropped (and, for WordPiece, any piece whose shadow it was), then rebuilt.
+    Returns (tokenizer.json, added pieces, padding, the words' new pieces, the dropped pieces)."""
+    rejected: list[str] = []
+    while True:  # the guarantee, checked on every counted word; a piece that breaks it is dropped
+        if keep is not None and len(picks) < keep:
+            raise ConfigError(f"--add {keep:,}: only {len(picks):,} pieces save anything and keep every word "
+                              "as short as with the base: ask for fewer, or give more text")
+        new_j, added, padding = _build(j, kind, picks[:keep], sel, size)
+        new_model = bare_model(new_j)
+        now = segment(new_model, words)
+        used = {t for a, b in zip(pieces, now) if len(b) > len(a) for t in b}
+        drop = {a.piece for a in added if a.piece in used}
+        if not drop:
+            break
+        logger.info("dropped %d added pieces that made a word longer: %s", len(drop), ", ".join(sorted(drop)[:10]))
+        picks = [(c, g) for (c, g) in picks if _piece(sel, kind, c) not in drop]
+        if kind == "WordPiece" and sel.needs:  # a piece whose shadow was dropped goes too
+            kept: set[str] = set()
+            for c, _ in picks:
+                if sel.ready(c, kept):
+                    kept.add(c)
+            drop |= {c for c, _ in picks if c not in kept}
+            picks = [(c, g) for (c, g) in picks if c in kept]
+        rejected.extend(sorted(drop))
+    return new_j, added, padding, now, rejected
+
+
+def _write(dest: Path, force: bool, inputs: list, new_tok, tok, where: Path | None, spm: Path | None,
+           spm_bytes: bytes | None, meta: dict, out: str) -> None:
+    """The extended tokenizer's folder, written whole or not at all."""
+    base_dir = None if where is None else (where if where.is_dir() else where.parent)
+    with atomic_directory(dest, force, inputs=inputs, marker=MARKER) as tmp:
+        (tmp / "tokenizer.json").write_bytes(new_tok.to_str(pretty=True).encode("utf-8"))
+        (tmp / "tokenizer_config.json").write_text(_dump(_tokenizer_config(tok, base_dir)), encoding="utf-8")
+        (tmp / "special_tokens_map.json").write_text(
+            _dump({f"{r}_token": t for r, t in tok.specials.items()}), encoding="utf-8")
+        if spm_bytes is not None:
+            (tmp / spm.name).write_bytes(spm_bytes)
+        (tmp / MARKER).write_text(_dump(meta), encoding="utf-8")
+        write_card(tmp, _card(out, meta, current_command()))
+
+
 def extend(
     base: str | os.PathLike[str],
     corpus: Sequence[str | os.PathLike[str]],
@@ -643,29 +687,8 @@ def extend(
                           f"{cfg.min_count}+ times): give more text")
     spare = max(10, cfg.add // 50) if isinstance(cfg.add, int) and cfg.target is None else 0
     picks = select(sel, cfg, total, progress, spare)
-    rejected: list[str] = []
-    keep = cfg.add if spare else None
-    while True:  # the guarantee, checked on every counted word; a piece that breaks it is dropped
-        if keep is not None and len(picks) < keep:
-            raise ConfigError(f"--add {keep:,}: only {len(picks):,} pieces save anything and keep every word "
-                              "as short as with the base: ask for fewer, or give more text")
-        new_j, added, padding = _build(j, kind, picks[:keep], sel, size)
-        new_model = bare_model(new_j)
-        now = segment(new_model, words)
-        used = {t for a, b in zip(pieces, now) if len(b) > len(a) for t in b}
-        drop = {a.piece for a in added if a.piece in used}
-        if not drop:
-            break
-        logger.info("dropped %d added pieces that made a word longer: %s", len(drop), ", ".join(sorted(drop)[:10]))
-        picks = [(c, g) for (c, g) in picks if _piece(sel, kind, c) not in drop]
-        if kind == "WordPiece" and sel.needs:  # a piece whose shadow was dropped goes too
-            kept: set[str] = set()
-            for c, _ in picks:
-                if sel.ready(c, kept):
-                    kept.add(c)
-            drop |= {c for c, _ in picks if c not in kept}
-            picks = [(c, g) for (c, g) in picks if c in kept]
-        rejected.extend(sorted(drop))
+    new_j, added, padding, now, rejected = _guaranteed(j, kind, picks, sel, size, words, pieces,
+                                                       cfg.add if spare else None)
     new_pieces = sum(n * len(p) for n, p in zip(counts, now))
     new_tok = Tokenizer.from_str(json.dumps(new_j))
     seconds = time.perf_counter() - start
@@ -678,16 +701,7 @@ def extend(
         rejected=tuple(rejected), corpus=counted.stats(), target=cfg.target,
     )
     meta = _provenance(result, tok, cfg)
-    base_dir = None if where is None else (where if where.is_dir() else where.parent)
-    with atomic_directory(dest, force, inputs=inputs, marker=MARKER) as tmp:
-        (tmp / "tokenizer.json").write_bytes(new_tok.to_str(pretty=True).encode("utf-8"))
-        (tmp / "tokenizer_config.json").write_text(_dump(_tokenizer_config(tok, base_dir)), encoding="utf-8")
-        (tmp / "special_tokens_map.json").write_text(
-            _dump({f"{r}_token": t for r, t in tok.specials.items()}), encoding="utf-8")
-        if spm_bytes is not None:
-            (tmp / spm.name).write_bytes(spm_bytes)
-        (tmp / MARKER).write_text(_dump(meta), encoding="utf-8")
-        write_card(tmp, _card(str(out), meta, current_command()))
+    _write(dest, force, inputs, new_tok, tok, where, spm, spm_bytes, meta, str(out))
     return result
 
 
