@@ -290,6 +290,22 @@ def _seeds_reason(n: int, what: str, flag: str, cfg: DecideConfig) -> tuple[str,
                    f"(rerun with {flag}; `biotok decide --min-seeds {n}` accepts it)")
 
 
+def _below_floor(size: str, task: str, label: str, names, floors: dict, base_checks: dict) -> list[str]:
+    """Why a comparison on a task with signal is still void: an arm of it below its random-init
+    floor, else below the trivial baseline."""
+    why = []
+    for name in names:
+        f = floors.get((size, task, name))
+        b = base_checks.get((size, task, name))
+        if f is not None and not f.get("beats_floor", True):
+            why.append(f"{name} does not beat its random-init floor on {label} ({_f(f['candidate'])} vs "
+                       f"{_f(f['reference'])})")
+        elif b is not None and not b.get("beats_baseline", True):
+            why.append(f"{name} does not beat the trivial baseline on {label} ({_f(b['candidate'])} vs "
+                       f"{_f(b['reference'])})")
+    return why
+
+
 def _void_tasks(d: dict, sizes: list[str], tasks: dict, floors: dict, silent: dict, at) -> dict[tuple[str, str], str]:
     """{(size, task): reason} for the tasks without signal: no arm beats the trivial baseline, or
     none beats its random-init floor (in size order, then task order)."""
@@ -381,16 +397,8 @@ def _ablation(ev: _Evidence, d: dict, source: str, cfg: DecideConfig) -> None:
         label = "masked-word top-1" if mlm else _task_label(tasks, task)
         why = [r for r in (plateau_reason(size, ref, mlm), plateau_reason(size, cand, mlm)) if r]
         if not mlm:
-            why = [f"no signal on {label}{at(size)}"] if (size, task) in void_task else why
-            for name in (ref, cand):
-                f = floors.get((size, task, name))
-                b = base_checks.get((size, task, name))
-                if (size, task) not in void_task and f is not None and not f.get("beats_floor", True):
-                    why.append(f"{name} does not beat its random-init floor on {label} ({_f(f['candidate'])} vs "
-                               f"{_f(f['reference'])})")
-                elif (size, task) not in void_task and b is not None and not b.get("beats_baseline", True):
-                    why.append(f"{name} does not beat the trivial baseline on {label} ({_f(b['candidate'])} vs "
-                               f"{_f(b['reference'])})")
+            why = ([f"no signal on {label}{at(size)}"] if (size, task) in void_task
+                   else why + _below_floor(size, task, label, (ref, cand), floors, base_checks))
         if seeds_void:
             why.append(seeds_void)
         unit = "" if mlm else (c.get("metric") or "")

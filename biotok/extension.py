@@ -590,6 +590,35 @@ def _tokenizer_config(tok: BiotokTokenizer, base_dir: Path | None) -> dict:
     return cfg
 
 
+def _corpus_words(tok, corpus: list, workers: int | None, progress: bool):
+    """The corpus counted as ``biotok train`` counts it, then each distinct word as the base's own
+    normalizer and pre-tokenizer cut it: (the count, words by falling count, their counts)."""
+    files = resolve(corpus)
+    counted = count_corpus(files, NormalizeConfig.raw(), workers=workers, progress=progress)
+    if not counted.counts:
+        names = ", ".join(cf.name for cf in files)
+        raise CorpusError(f"the corpus is empty: no word in {names}")
+    wc = base_words(tok, counted.counts)
+    words = sorted(wc, key=lambda w: (-wc[w], w))
+    counts = [wc[w] for w in words]
+    return counted, words, counts
+
+
+def _base_pieces(tok, j: dict, kind: str, words: list[str], counts: list[int]):
+    """The base's unknown token, its pieces of each word and their total; a corpus mostly unknown
+    to the base (a script it cannot encode) is refused."""
+    model = bare_model(j)
+    unk = j["model"].get("unk_token") if kind != "Unigram" else j["model"]["vocab"][j["model"].get("unk_id") or 0][0]
+    unk_id = tok.token_to_id(unk) if unk is not None else None
+    pieces = segment(model, words, unk_id, unk or "")
+    total = sum(n * len(p) for n, p in zip(counts, pieces))
+    unknown = sum(n for n, p in zip(counts, pieces) if unk is not None and unk in p)
+    if unknown > 0.5 * sum(counts):
+        raise CorpusError(f"{tok.name} cannot encode this corpus: {unknown / sum(counts):.0%} of its words hold "
+                          f"{unk} (a script or alphabet the base does not know)")
+    return unk, pieces, total
+
+
 def _guaranteed(j: dict, kind: str, picks: list, sel, size: int, words: list[str], pieces: list, keep: int | None):
     """The extended model whose every counted word is no longer than with the base: a piece that
     makes one longer is dropped (and, for WordPiece, any piece whose shadow it was), then rebuilt.
@@ -662,23 +691,8 @@ def extend(
     if kind not in ("WordPiece", "Unigram", "BPE"):
         raise TokenizerLoadError(f"{base}: a {kind} model cannot be extended (WordPiece, BPE and Unigram can)")
     size = tok.vocab_size
-    files = resolve(corpus)
-    counted = count_corpus(files, NormalizeConfig.raw(), workers=workers, progress=progress)
-    if not counted.counts:
-        names = ", ".join(cf.name for cf in files)
-        raise CorpusError(f"the corpus is empty: no word in {names}")
-    wc = base_words(tok, counted.counts)
-    words = sorted(wc, key=lambda w: (-wc[w], w))
-    counts = [wc[w] for w in words]
-    model = bare_model(j)
-    unk = j["model"].get("unk_token") if kind != "Unigram" else j["model"]["vocab"][j["model"].get("unk_id") or 0][0]
-    unk_id = tok.token_to_id(unk) if unk is not None else None
-    pieces = segment(model, words, unk_id, unk or "")
-    total = sum(n * len(p) for n, p in zip(counts, pieces))
-    unknown = sum(n for n, p in zip(counts, pieces) if unk is not None and unk in p)
-    if unknown > 0.5 * sum(counts):
-        raise CorpusError(f"{tok.name} cannot encode this corpus: {unknown / sum(counts):.0%} of its words hold "
-                          f"{unk} (a script or alphabet the base does not know)")
+    counted, words, counts = _corpus_words(tok, corpus, workers, progress)
+    unk, pieces, total = _base_pieces(tok, j, kind, words, counts)
     known = set(tok.get_vocab())
     sel = _Runs(kind, j["model"], pieces, counts, cfg, unk, known) if kind != "BPE" else \
         _Merges(j["model"], pieces, counts, cfg, unk, known)
