@@ -175,6 +175,28 @@ def run_published_ablation(cfg, work: Path, tok: Path, slug: str, title: str, do
     return report
 
 
+def published_ablation_main(doc: str, slug: str, title: str, work_name: str, make_base, recipe, argv=None,
+                            options: tuple = ()):
+    """The command line of a published CPU ablation from a base: ``--quick`` (results kept in the cache)
+    and ``options`` ((flag, help) pairs, passed to ``make_base(work, args)``); then the base, the
+    ablation's Unigram_L-8k and the ablation (``recipe(base, tokenizer, quick)``), published as SLUG."""
+    import argparse
+    import logging
+
+    ap = argparse.ArgumentParser(description=doc.split("\n")[0])
+    ap.add_argument("--quick", action="store_true", help="a few steps, results kept in benchmarks/.data only")
+    for flag, text in options:
+        ap.add_argument(flag, help=text)
+    args = ap.parse_args(argv)
+    require_data()
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", stream=sys.stderr)
+    work = CACHE / (f"{work_name}_quick" if args.quick else work_name)
+    work.mkdir(parents=True, exist_ok=True)
+    tok = work / "Unigram_L-8k"
+    base = make_base(work, args)
+    return run_published_ablation(recipe(base, tok, args.quick), work, tok, slug, title, doc, args.quick)
+
+
 def publish_ablation(report, out: Path, dest: Path, title: str, doc: str, command: str) -> None:
     """An ablation's report from OUT copied to ``dest`` with a README written from the numbers
     (its setup: ``doc`` from "Phases: " on; ``command``: the one that makes it)."""

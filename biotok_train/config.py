@@ -361,7 +361,7 @@ class ProbeConfig:
         return OptimConfig(name="adamw", lr=self.lr, warmup=self.warmup, schedule="linear")
 
 
-ARMS = ("scratch", "continual", "transfer", "general")  # how a model starts (see AblationConfig)
+ARMS = ("scratch", "continual", "transfer", "general", "extend")  # how a model starts (see AblationConfig)
 BASE_SIZE = "as-base"  # the size label of every arm when --base gives the architecture
 TRANSFER_METHODS = ("fvt", "random")  # how TransferConfig makes the rows not shared with the old vocabulary
 
@@ -377,7 +377,9 @@ class AblationConfig:
     (fine-tuned only), ``continual`` continues the base with its own vocabulary (once); per
     tokenizer, ``transfer`` moves the base to it (one arm per method of ``transfer_methods``) and
     continues, ``scratch`` starts the base's architecture from random weights with it. Every arm
-    then has the base's architecture (``sizes`` does not apply).
+    then has the base's architecture (``sizes`` does not apply). ``extend`` keeps the base's
+    vocabulary, adds ``extend_add`` pieces chosen on the pretraining text (:func:`biotok.extension.extend`:
+    no text gets more pieces), makes their rows by FVT and continues (once): keep, extend or replace.
 
     ``curve``: pretraining steps (between 0 and ``budget``) at which every pretrained arm is saved,
     scored on the held-out [MASK] positions (with step 0 where it starts from a model: the
@@ -410,6 +412,7 @@ class AblationConfig:
     arms: tuple[str, ...] = ("scratch",)
     base: str | None = None
     transfer_methods: tuple[str, ...] = ("fvt",)
+    extend_add: int = 2000  # the extend arm: pieces added to the base's vocabulary
     curve: tuple[int, ...] = ()
     curve_tasks: tuple[str, ...] | None = None  # fine-tuned at each curve step (None: the first task; (): none)
     probe: int = 0  # > 0: causal-LM probe (biotok_train.probe) of each vocabulary, that many steps per pretraining seed
@@ -420,7 +423,10 @@ class AblationConfig:
         if not self.arms or any(a not in ARMS for a in self.arms) or len(set(self.arms)) != len(self.arms):
             raise ConfigError(f"--arms {','.join(self.arms)}: choose one or more of {', '.join(ARMS)}, each once")
         if self.base is None and set(self.arms) - {"scratch"}:
-            raise ConfigError("--arms general, continual and transfer start from a model: give it with --base MODEL_DIR")
+            raise ConfigError("--arms general, continual, transfer and extend start from a model: give it with "
+                              "--base MODEL_DIR")
+        if self.extend_add < 1:
+            raise ConfigError(f"--extend-add {self.extend_add}: the extend arm adds at least 1 piece")
         object.__setattr__(self, "transfer_methods", tuple(self.transfer_methods))
         object.__setattr__(self, "curve", tuple(sorted(set(self.curve))))
         bad = [m for m in self.transfer_methods if m not in TRANSFER_METHODS]
@@ -495,6 +501,8 @@ class AblationConfig:
         d.pop("tokenizers")
         d.pop("probe")  # one more metric: it changes no arm
         d.pop("pairs")  # which comparisons the report computes: analysis only, no job changes
+        if "extend" not in self.arms:  # a recipe saved before the extend arm existed stays the same recipe
+            d.pop("extend_add")
         return d
 
     def settings(self) -> dict:

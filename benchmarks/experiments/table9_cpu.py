@@ -15,13 +15,10 @@ docs/results/table9-cpu/. Work files live in benchmarks/.data/table9_cpu/ (resum
 
 from __future__ import annotations
 
-import argparse
-import logging
-import sys
 from pathlib import Path
 
 import benchmarks._common as C
-from benchmarks._common import CACHE, require_data, run_published_ablation
+from benchmarks._common import CACHE, published_ablation_main
 from benchmarks.corpora import CORPORA, PAMJ
 
 
@@ -49,18 +46,8 @@ def general_model(work: Path, quick: bool) -> Path:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--quick", action="store_true", help="a few steps, results kept in benchmarks/.data only")
-    args = ap.parse_args()
-    require_data()
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", stream=sys.stderr)
-    work = CACHE / ("table9_cpu_quick" if args.quick else "table9_cpu")
-    work.mkdir(parents=True, exist_ok=True)
-    tok = work / "Unigram_L-8k"
-    base = general_model(work, args.quick)  # the general base model, then the three arms
-    run_published_ablation(recipe(base, tok, args.quick), work, tok, "table9-cpu",
-                           "PubMedBERT's Table 9 for French on CPU: scratch, continual or transfer",
-                           __doc__, args.quick)
+    published_ablation_main(__doc__, "table9-cpu", "PubMedBERT's Table 9 for French on CPU: scratch, continual or "
+                            "transfer", "table9_cpu", lambda work, args: general_model(work, args.quick), recipe)
 
 
 if __name__ == "__main__":

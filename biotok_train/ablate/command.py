@@ -81,11 +81,16 @@ OPTIONS = (
                       "tokenizer, scratch takes its architecture."),
     click.option("--arms", "arms", cls=GreedyOption, multiple=True, default=_ab("arms"), show_default=True,
                  callback=_comma_list,
-                 help="How each model starts: scratch, continual, transfer (comma list; the last two need --base)."),
+                 help="How each model starts: scratch, continual, transfer, extend, general (comma list; all but "
+                      "scratch need --base). extend: the base's vocabulary plus --extend-add pieces of the corpus "
+                      "(biotok extend), their rows by FVT."),
     click.option("--transfer-methods", "--transfer-method", "transfer_methods", cls=GreedyOption, multiple=True,
                  default=_ab("transfer_methods"), show_default=True, callback=_comma_list,
                  help=f"How the transfer arms build the rows of new pieces ({', '.join(TRANSFER_METHODS)}; several: "
                       "one arm each, transfer-METHOD.T)."),
+    click.option("--extend-add", type=int, default=_ab("extend_add"), show_default=True, metavar="K",
+                 help="The extend arm: pieces added to the base's vocabulary, chosen by their savings on the "
+                      "pretraining text."),
     click.option("--budget", type=int, default=_ab("budget"), show_default=True,
                  help="Pretraining steps of every arm."),
     click.option("--curve", "curve", cls=GreedyOption, multiple=True, default=_ab("curve"),
@@ -235,7 +240,7 @@ def _written(name: str, value, default, cfg: AblationConfig) -> bool:
     budget; with --base, --arms always and never --sizes (every arm has the base's architecture)."""
     if cfg.base is not None and name in ("sizes", "arms"):
         return name == "arms"
-    if name == "transfer_methods" and "transfer" not in cfg.arms:
+    if (name == "transfer_methods" and "transfer" not in cfg.arms) or (name == "extend_add" and "extend" not in cfg.arms):
         return False
     if name == "tasks" and not value:  # every task given by --task-type
         return False

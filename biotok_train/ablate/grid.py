@@ -1,7 +1,8 @@
 """An ablation as a graph of jobs (:class:`~biotok_train.ablate.graph.Job`), built from its
 :class:`~biotok_train.config.AblationConfig`, its arms and the fingerprints of its inputs.
 
-Per vocabulary: ``prepare/V`` (its pretraining text and held-out lines prepared). With a base:
+Per vocabulary: ``prepare/V`` (its pretraining text and held-out lines prepared; an extended one
+first made by ``extend/V``: the base's tokenizer plus K pieces of the pretraining text). With a base:
 ``transfer/M/V`` (the base moved to V by method M) and ``init/V/pP`` (the base's architecture,
 random weights: the start of scratch.V and the floor of V). Without one: ``floor-model/S/ARM/pP``.
 Per arm, size and pretraining seed: ``pretrain/S/ARM/pP`` (snapshots at the curve's steps),
@@ -64,22 +65,28 @@ def _start(g: Grid, cfg: AblationConfig, fp: dict, leg: Leg, p: int) -> tuple[st
         return None, ()
     if leg.init in ("general", "continual"):
         return cfg.base, ()
-    if leg.init == "transfer":
+    if leg.init in ("transfer", "extend"):
         return _transferred(g, fp, leg, leg.method)
     return _random_init(g, cfg, fp, leg, p)
 
 
 def _transferred(g: Grid, fp: dict, leg: Leg, method: str) -> tuple[str, tuple[str, ...]]:
+    """transfer/M/V: the base moved to V's vocabulary (an extended one once ``extend/V`` made it)."""
     rel = str(OUT.transfer(method, leg.vocab))
     key = g.add(Key("transfer", vocab=leg.vocab, method=method), J.transfer, (method, leg.vocab, leg.tokenizer),
-                inputs=digest(fp["base"], fp["tok"][leg.vocab], method), owns=(rel,))
+                _extended(leg), inputs=digest(fp["base"], fp["tok"][leg.vocab], method), owns=(rel,))
     return rel, (key,)
+
+
+def _extended(leg: Leg) -> tuple[str, ...]:
+    """The job that makes ``leg``'s vocabulary: ``extend/V`` for the extend arm, none for the others."""
+    return (str(Key("extend", vocab=leg.vocab)),) if leg.init == "extend" else ()
 
 
 def _random_init(g: Grid, cfg: AblationConfig, fp: dict, leg: Leg, p: int) -> tuple[str, tuple[str, ...]]:
     """init/random.V/pP: the base's architecture, random weights, V's tokenizer (a transferred model's)."""
     template, needs = (cfg.base, ()) if leg.init in ("general", "continual") else \
-        _transferred(g, fp, leg, cfg.transfer_methods[0])
+        _transferred(g, fp, leg, leg.method if leg.init == "extend" else cfg.transfer_methods[0])
     rel = str(OUT.init(leg.vocab, p))
     key = g.add(Key("init", vocab=leg.vocab, pseed=p), J.random_like, (template, p, rel), needs,
                 inputs=digest(fp["base"], p), owns=(rel,))
@@ -187,8 +194,17 @@ def build(cfg: AblationConfig, legs: Sequence[Leg], fp: dict) -> Grid:
     per size and arm its pretraining, evaluation and fine-tunings, then the curve and the probe).
     ``fp``: the fingerprints of the inputs (see :func:`biotok_train.ablate.keys.fingerprints`)."""
     g = Grid()
-    for vocab, tok in dict.fromkeys((leg.vocab, leg.tokenizer) for leg in legs):
-        g.add(Key("prepare", vocab=vocab), J.prepare, (vocab, tok), inputs=digest(fp["corpus"], fp["tok"][vocab], cfg.seq_len),
+    for leg in legs:
+        if leg.init == "extend":
+            g.add(Key("extend", vocab=leg.vocab), J.extend, (leg.vocab, cfg.extend_add), inputs=fp["tok"][leg.vocab],
+                  owns=(leg.tokenizer,))
+    firsts: dict = {}
+    for leg in legs:  # one preparation per vocabulary, in the order the arms name them
+        firsts.setdefault((leg.vocab, leg.tokenizer), leg)
+    for leg in firsts.values():
+        vocab = leg.vocab
+        g.add(Key("prepare", vocab=vocab), J.prepare, (vocab, leg.tokenizer), _extended(leg),
+              inputs=digest(fp["corpus"], fp["tok"][vocab], cfg.seq_len),
               owns=(str(OUT.data(vocab)), str(OUT.data(vocab, heldout=True))))
     for size in cfg.sizes:
         for leg in legs:
@@ -199,7 +215,7 @@ def build(cfg: AblationConfig, legs: Sequence[Leg], fp: dict) -> Grid:
                 _curve(g, cfg, fp, size, leg, legs)
     if cfg.probe:
         vocabs = {leg.vocab: leg.tokenizer for leg in legs}
-        g.add(Key("probe"), J.probe, (vocabs,), inputs=digest(fp["corpus"], [fp["tok"][v] for v in vocabs], cfg.probe,
+        g.add(Key("probe"), J.probe, (vocabs,), tuple(k for leg in legs for k in _extended(leg)), inputs=digest(fp["corpus"], [fp["tok"][v] for v in vocabs], cfg.probe,
                                                            cfg.pretrain_seeds, cfg.batch_size, cfg.seq_len),
               owns=(str(OUT.probe()),))
     return g

@@ -66,6 +66,7 @@ def prepare(env: Env, vocab: str, tokenizer: str, needs: dict) -> dict:
     from biotok.metrics import fragmentation  # lazy: numpy
 
     s, out, n = shared(env), Path(env.out), prepare_workers(env.cfg)
+    tokenizer = str(_model_path(env, tokenizer))
     data = _prepared(data_dir(out, vocab), s.train, tokenizer, env.cfg.seq_len, env.progress, n)
     _prepared(data_dir(out, vocab, heldout=True), s.held, tokenizer, env.cfg.seq_len, False, n)
     lines = [line for line in s.held.read_text(encoding="utf-8").splitlines() if line.strip()]
@@ -95,13 +96,25 @@ def prepare_workers(cfg: AblationConfig) -> int:
     return max(1, (os.cpu_count() or 1) // vocabs)
 
 
+def extend(env: Env, vocab: str, add: int, needs: dict) -> dict:
+    """The base's tokenizer plus ``add`` pieces chosen on the pretraining split (OUT/extend/VOCAB, by
+    :func:`biotok.extension.extend`: every base id kept, no text segmented into more pieces)."""
+    from biotok.extension import ExtendConfig, extend as extend_vocabulary  # lazy: tokenizers
+
+    out = Path(env.out)
+    r = extend_vocabulary(env.cfg.base, [Layout(out).corpus("pretrain.txt")], Layout(out).extend(vocab),
+                          ExtendConfig(add=add), force=True)
+    return {"tokenizer": str(Layout().extend(vocab)), "added": len(r.added), "base_size": r.base_size,
+            "size": r.vocab_size, "base_pieces": r.base_pieces, "pieces": r.pieces, "reduction": round(r.reduction, 6)}
+
+
 def transfer(env: Env, method: str, vocab: str, tokenizer: str, needs: dict) -> dict:
     """The base moved to ``vocab`` (OUT/transfer/METHOD/VOCAB): the start of its transfer arm."""
     from biotok_train.config import TransferConfig  # lazy: keeps job pickles small
     from biotok_train.transfer import MARKER, transfer_to  # lazy: torch
 
     rel = f"transfer/{method}/{vocab}"
-    transfer_to(env.cfg.base, tokenizer, Path(env.out) / rel, TransferConfig(method, seed=0), force=True)
+    transfer_to(env.cfg.base, _model_path(env, tokenizer), Path(env.out) / rel, TransferConfig(method, seed=0), force=True)
     saved = json.loads((Path(env.out) / rel / MARKER).read_text(encoding="utf-8"))
     return {"model": rel, "counts": saved.get("counts", {}) if isinstance(saved, dict) else {}}
 
@@ -272,10 +285,11 @@ def probe(env: Env, vocabs: dict, needs: dict) -> dict:
     from biotok_train.probe.arms import probe_vocabularies  # lazy: torch
 
     cfg, s = env.cfg, shared(env)
+    vocabs = {v: str(_model_path(env, t)) for v, t in vocabs.items()}
     return probe_vocabularies(vocabs, s.train, s.held, Path(env.out) / "probe", steps=cfg.probe,
                               seeds=cfg.pretrain_seeds, batch_size=cfg.batch_size, seq_len=cfg.seq_len,
                               fair=True, progress=env.progress)
 
 
-__all__ = ["Env", "Shared", "evaluate", "finetune", "prepare", "pretrain", "probe", "random_bert", "random_like",
+__all__ = ["Env", "Shared", "evaluate", "extend", "finetune", "prepare", "pretrain", "probe", "random_bert", "random_like",
            "shared", "transfer"]

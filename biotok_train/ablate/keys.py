@@ -23,7 +23,7 @@ from biotok.io import sha256_files
 from biotok_train.config import AblationConfig
 
 # the kinds of job, in the order a plan first makes them
-KINDS = ("prepare", "transfer", "init", "floor-model", "pretrain", "evaluate", "finetune", "curve", "probe")
+KINDS = ("extend", "prepare", "transfer", "init", "floor-model", "pretrain", "evaluate", "finetune", "curve", "probe")
 _NUMBER = {"p": "pseed", "f": "fseed", "k": "step"}
 
 
@@ -37,7 +37,8 @@ def digest(*parts: Any) -> str:
 class Key:
     """One job's identity. Its string (the job key) by kind::
 
-        prepare/VOCAB                    transfer/METHOD/VOCAB            init/VOCAB/pP
+        extend/VOCAB                     prepare/VOCAB                    transfer/METHOD/VOCAB
+        init/VOCAB/pP
         floor-model/SIZE/ARM/pP          pretrain/SIZE/ARM/pP             evaluate/SIZE/ARM/pP[/kK]
         finetune/SIZE/ARM/pP/TASK/fF     curve/SIZE/ARM/kK/pP/TASK/fF     probe
 
@@ -56,7 +57,7 @@ class Key:
 
     def __str__(self) -> str:
         k = self.kind
-        if k in ("prepare", "transfer", "init", "probe"):
+        if k in ("extend", "prepare", "transfer", "init", "probe"):
             return "/".join(x for x in (k, self.method, self.vocab) if x is not None) + \
                 (f"/p{self.pseed}" if k == "init" else "")
         if k == "curve":
@@ -69,7 +70,7 @@ class Key:
         """The key a job key string names; one that no plan makes: ValueError."""
         parts = str(text).split("/")
         kind, n = parts[0], len(parts)
-        layouts = {"prepare": (2, "vocab"), "transfer": (3, "method vocab"), "init": (3, "vocab p"), "probe": (1, ""),
+        layouts = {"extend": (2, "vocab"), "prepare": (2, "vocab"), "transfer": (3, "method vocab"), "init": (3, "vocab p"), "probe": (1, ""),
                    "pretrain": (4, "size arm p"), "floor-model": (4, "size arm p"),
                    "evaluate": (4 + (n == 5), "size arm p" + " k" * (n == 5))}
         if kind in layouts and n == layouts[kind][0]:
@@ -102,7 +103,7 @@ class Key:
     def owner(self) -> str:
         """The arm or shared part a job's cost counts for: the arm (a floor's: its arm's own name,
         ``NAME``; with a base ``floor.VOCAB``), ``transfer-METHOD.VOCAB``, ``prepare.VOCAB``,
-        ``init.VOCAB``, ``probe``."""
+        ``init.VOCAB``, ``extend.VOCAB``, ``probe``."""
         if self.arm is not None:
             return self.arm.removesuffix("/floor")
         if self.kind == "transfer":
@@ -113,7 +114,7 @@ class Key:
     def group(self) -> str:
         """The key without its seeds and task: what a table of jobs counts together
         (``finetune/SIZE/ARM``, ``curve/SIZE/ARM/kK``, ``init/VOCAB``, ``prepare``)."""
-        if self.kind in ("prepare", "transfer", "probe"):
+        if self.kind in ("extend", "prepare", "transfer", "probe"):
             return self.kind
         if self.kind == "init":
             return f"init/{self.vocab}"
@@ -214,10 +215,24 @@ def fingerprints(cfg: AblationConfig, legs, datasets: dict, corpus: str, precisi
 
     toks = {}
     for leg in legs:
-        if leg.vocab not in toks:
+        if leg.vocab not in toks and leg.init != "extend":
             toks[leg.vocab] = load(leg.tokenizer).fingerprint
+    for leg in legs:  # an extended vocabulary is made by a job: keyed by what it is made of
+        if leg.init == "extend":
+            toks[leg.vocab] = extended_key(load(cfg.base).fingerprint, corpus, cfg.extend_add)
     return {"corpus": corpus, "base": model_key(cfg.base) if cfg.base is not None else None, "tok": toks,
             "task": {t: task_key(t, d) for t, d in datasets.items()}, "precision": precision or precision_key()}
+
+
+def extended_key(base: str, corpus: str, add: int) -> str:
+    """The content key of the base's tokenizer (``base``: its fingerprint) extended by ``add`` pieces
+    of the pretraining split (``corpus``: its key), with :class:`biotok.extension.ExtendConfig`'s
+    other settings at their defaults (a changed default is another vocabulary)."""
+    import dataclasses  # lazy: one use
+
+    from biotok.extension import ExtendConfig  # lazy: tokenizers
+
+    return digest("extend", base, corpus, dataclasses.asdict(ExtendConfig(add=add)))
 
 
 def precision_key() -> str:
@@ -231,5 +246,5 @@ def precision_key() -> str:
     return f"{device.type}:{'bf16' if bf16_supported(device) else 'fp32'}"
 
 
-__all__ = ["KINDS", "Key", "corpus_key", "files_sha256", "fingerprints", "keep_tasks", "model_key", "finetune_settings",
+__all__ = ["KINDS", "Key", "corpus_key", "extended_key", "files_sha256", "fingerprints", "keep_tasks", "model_key", "finetune_settings",
            "precision_key", "task_identity", "task_key"]

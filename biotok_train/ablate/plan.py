@@ -31,9 +31,9 @@ class Leg:
     """One arm of the ablation: its report name, its vocabulary and how its model starts."""
 
     name: str  # the arm's name (a folder name too)
-    tokenizer: str  # its tokenizer (for general and continual: the base model directory)
+    tokenizer: str  # its tokenizer (general, continual: the base model directory; extend: extend/VOCAB in OUT)
     vocab: str  # the vocabulary's name: data/VOCAB holds its prepared text
-    init: str = "scratch"  # scratch | continual | transfer | general
+    init: str = "scratch"  # scratch | continual | transfer | general | extend
     method: str = ""  # transfer: how the new rows are made (TRANSFER_METHODS)
 
     @property
@@ -53,11 +53,15 @@ def base_vocab(cfg: AblationConfig, names: dict[str, str]) -> str:
 def plan_legs(cfg: AblationConfig, names: dict[str, str]) -> list[Leg]:
     """The arms in report order, the reference first. Without a base: one scratch arm per
     tokenizer. With one: general, continual (the base's vocabulary), then per tokenizer a transfer
-    arm per method (``transfer.T``, or ``transfer-METHOD.T`` with several methods) and scratch."""
+    arm per method (``transfer.T``, or ``transfer-METHOD.T`` with several methods) and scratch.
+    The extend arm (``extend.B+K``: the base's vocabulary B plus K pieces, FVT rows) follows continual."""
     if cfg.base is None:
         return [Leg(names[t], t, names[t]) for t in cfg.tokenizers]
     bv = base_vocab(cfg, names)
     legs = [Leg(f"{a}.{bv}", cfg.base, bv, a) for a in ("general", "continual") if a in cfg.arms]
+    if "extend" in cfg.arms:
+        ev = f"{bv}+{cfg.extend_add}"
+        legs.append(Leg(f"extend.{ev}", str(Layout().extend(ev)), ev, "extend", "fvt"))
     several = len(cfg.transfer_methods) > 1
     for t in cfg.tokenizers:
         if "transfer" in cfg.arms:
@@ -77,7 +81,7 @@ def comparison_pairs(legs: Sequence[Leg]) -> list[tuple[str, str]]:
     pairs = [(ref, leg.name) for leg in legs[1:]]
     cont = next((leg.name for leg in legs if leg.init == "continual"), None)
     for leg in legs:
-        if cont and cont != ref and leg.init in ("transfer", "scratch"):
+        if cont and cont != ref and leg.init in ("transfer", "scratch", "extend"):
             pairs.append((cont, leg.name))
         first = next(x for x in legs if x.init == leg.init and x.vocab == leg.vocab)
         if leg.init == "transfer" and first is not leg and first.name != ref:
@@ -102,6 +106,10 @@ class Layout:
 
     def transfer(self, method: str, vocab: str) -> PurePath:
         return self.out / "transfer" / method / vocab
+
+    def extend(self, vocab: str) -> PurePath:
+        """extend/VOCAB: the base's tokenizer extended (``biotok extend``), the extend arm's vocabulary."""
+        return self.out / "extend" / vocab
 
     def init(self, vocab: str, p: int) -> PurePath:
         """init/random.VOCAB/pP: the base's architecture with random weights and VOCAB's tokenizer."""

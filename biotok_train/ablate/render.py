@@ -37,6 +37,8 @@ def _start(cfg: Recipe, a: ArmResult) -> str:
         return a.size
     if a.init == "transfer":
         return f"the base, {a.name.split('.', 1)[0].removeprefix('transfer-') if len(cfg.transfer_methods) > 1 else cfg.transfer_methods[0]} rows"
+    if a.init == "extend":
+        return f"the base + {cfg.extend_add:,} pieces, fvt rows"
     return {"general": "the base, as is", "continual": "the base", "scratch": "random weights"}[a.init]
 
 
@@ -201,6 +203,9 @@ def _intro(cfg: Recipe, names: list[str]) -> str:
         methods = ", ".join(f"`{m}`" for m in cfg.transfer_methods)
         said = {"general": f"*general* is the base model `{cfg.base}` as it is (fine-tuned only)",
                 "continual": "*continual* continues the base with its own vocabulary",
+                "extend": f"*extend.B+K* keeps the base's vocabulary B, adds K = {getattr(cfg, 'extend_add', 0):,} pieces "
+                          "chosen by their savings on the pretraining text (`biotok extend`: every base id kept, no "
+                          "text segmented into more pieces), gives them FVT rows and continues",
                 "transfer": "*transfer.T* (*transfer-METHOD.T* with several methods) moves the base to T's vocabulary "
                             f"({methods}: shared pieces keep their rows) and continues",
                 "scratch": "*scratch.T* is the base's architecture from random weights with T's vocabulary"}
