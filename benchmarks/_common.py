@@ -157,7 +157,7 @@ def general_model(out: Path, text: Path, data_dir: Path, pcfg) -> Path:
 
 
 def run_published_ablation(cfg, work: Path, tok: Path, slug: str, title: str, doc: str, quick: bool,
-                           script: str | None = None, force: bool = False):
+                           script: str | None = None, force: bool = False, engine=None):
     """Run (or resume) a published CPU ablation whose candidate vocabulary ``tok`` is a biotok
     Unigram_L of 8,000 pieces trained on the ablation's own pretraining split, then (unless
     ``quick``) copy its report to docs/results/SLUG/ with a README written from the numbers.
@@ -167,7 +167,7 @@ def run_published_ablation(cfg, work: Path, tok: Path, slug: str, title: str, do
     out = work / "run"
     ablation_unigram_l(cfg, out, tok)
     # the ablation (resumable: a rerun reuses every finished part)
-    report = run_ablation(cfg, out, progress=False, force=force)
+    report = run_ablation(cfg, out, progress=False, force=force, **({"engine": engine} if engine else {}))
     if not quick:
         publish_ablation(report, out, REPO / "docs" / "results" / slug, title, doc,
                          f"python -m benchmarks.experiments.{script or slug.replace('-', '_')}")
@@ -183,8 +183,12 @@ def published_ablation_main(doc: str, slug: str, title: str, work_name: str, mak
     import argparse
     import logging
 
+    from biotok_train.config import EngineConfig  # lazy: the training package
+
     ap = argparse.ArgumentParser(description=doc.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="a few steps, results kept in benchmarks/.data only")
+    ap.add_argument("--workers", type=int, default=0, metavar="N",
+                    help="run the jobs in N processes of this machine (the same records and page as one process)")
     for flag, text in options:
         ap.add_argument(flag, help=text)
     args = ap.parse_args(argv)
@@ -194,7 +198,9 @@ def published_ablation_main(doc: str, slug: str, title: str, work_name: str, mak
     work.mkdir(parents=True, exist_ok=True)
     tok = work / "Unigram_L-8k"
     base = make_base(work, args)
-    return run_published_ablation(recipe(base, tok, args.quick), work, tok, slug, title, doc, args.quick)
+    engine = EngineConfig(engine="processes", workers=args.workers) if args.workers else EngineConfig()
+    return run_published_ablation(recipe(base, tok, args.quick), work, tok, slug, title, doc, args.quick,
+                                  engine=engine)
 
 
 def publish_ablation(report, out: Path, dest: Path, title: str, doc: str, command: str) -> None:

@@ -3,7 +3,7 @@ continued on French clinical text with its own vocabulary, with it extended by F
 moved to a French vocabulary, then E3C NER.
 
     python -m biotok_train.bases minilm          # once: the base into $BIOTOK_CACHE/bases/
-    python -m benchmarks.experiments.minilm_fr_cpu               # rewrites docs/results/minilm-fr-cpu/ (resumable)
+    python -m benchmarks.experiments.minilm_fr_cpu --workers 2   # rewrites docs/results/minilm-fr-cpu/ (resumable)
     python -m benchmarks.experiments.minilm_fr_cpu --quick       # a few steps into benchmarks/.data/ only (checks that it runs)
 
 Phases: (1) the ablation's own split of the E3C PAMJ clinical cases and a biotok Unigram_L
@@ -39,7 +39,7 @@ def recipe(base: Path, tokenizer: Path, quick: bool):
         extend_add=200 if quick else 2000, base=str(base),
         finetune=FinetuneConfig(epochs=1 if quick else 5, batch_size=16, optim=OptimConfig(lr=1e-4),
                                 max_train_sentences=40 if quick else 0),
-        n_words=100 if quick else 300,  # masked-word top-1: ~3 CPU-s a word with MiniLM on one core
+        n_words=100 if quick else 150,  # masked-word top-1: ~3 CPU-s a word with MiniLM on one core
     )
 
 
