@@ -57,6 +57,7 @@ class ProbeRecipe:
         return published_readme(results, timings, title=self.title, command=self.command(results, quick), setup=setup)
 
     def preset(self, quick: bool) -> dict:
+        """The run's preset: ``quick``'s or the full run's."""
         return self.quick if quick else self.full
 
 

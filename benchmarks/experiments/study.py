@@ -49,7 +49,7 @@ def texts(leaflets_mb: float) -> dict:
 
 def compute(a, docs: Path) -> dict:
     """study.json: the VARIANTS trained on :func:`texts` (research use: read from ../shared, never redistributed),
-    each once per content key (`benchmarks.keyed`), and measured beside the REFERENCES on the held-out texts;
+    each once per content key (:mod:`benchmarks.keyed`), and measured beside the REFERENCES on the held-out texts;
     every verdict of study.md is computed from it."""
     leaflets_mb, scale, work = (1, 0.1, docs / "work") if a.smoke else (a.leaflets_mb, 1.0, CACHE / "study")
     require_data()
