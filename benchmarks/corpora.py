@@ -17,7 +17,7 @@ from typing import Callable, Iterable, Iterator
 
 from biotok.datadir import shared_data
 from biotok.datasets.named import QUAERO_TAR
-from biotok.io import open_text
+from biotok.io import open_text, sha256_file
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = shared_data() or REPO.parent / "shared" / "data"  # the checkout's ../shared/data by default
@@ -173,6 +173,16 @@ def french_biomedical_lines(leaflet_mb: float) -> Iterator[str]:
     yield from leaflet_paragraphs(leaflet_mb)
 
 
+def first_megabytes(lines: Iterable[str], megabytes: float) -> Iterator[str]:
+    """``lines`` up to the one that reaches ``megabytes`` MB (UTF-8, a newline after each), that one included."""
+    budget = int(megabytes * 1e6)
+    for line in lines:
+        yield line
+        budget -= len(line.encode("utf-8")) + 1
+        if budget <= 0:
+            return
+
+
 def write_lines(path: Path, lines: Iterable[str], head: str = "") -> Path:
     """``head`` then ``lines``, one a line, written to ``path`` through a temporary file."""
     tmp = path.with_suffix(".tmp")
@@ -245,6 +255,47 @@ def pretraining_text(folder: Path, sources: dict[str, Iterable[str]], tasks: tup
     return record
 
 
+NER_TRAIN_EN = ("ncbi-disease/train.tsv.gz", "bionlp-ner-en/BC5CDR-IOB_train.tsv.gz",
+                "bionlp-ner-en/BC2GM-IOB_train.tsv.gz", "blurb-en/JNLPBA/train.tsv.gz")  # under corpora/
+WMT_EN = ("wmt-biomed-fr-en/wmt_biomed_train_medline_scielo_edp_fr-en.tar.xz",  # and its English members
+          ("medline_d1.en", "scielo_d1.en", "edp_d1.en"))
+
+
+def english_pretraining_text(out: Path, corpora: Path, tasks: list[str], max_lines: int) -> dict:
+    """``out``: the training splits of NCBI-disease, BC5CDR, BC2GM and JNLPBA (a sentence a line) and the English
+    WMT biomedical abstracts, minus every line that is or contains a dev or test sentence of ``tasks`` (the first
+    ``max_lines`` kept, 0: all); what it holds, with the sources' sha256 (table9_minilm's pretraining text)."""
+    from biotok_train.pretrain.exclude import eval_sentences, exclude_sentences  # lazy: the companion only here
+
+    evaluated = eval_sentences(tasks, str(corpora))  # an unknown task name fails here, before any work
+    lines, sources = [], []
+    for rel in NER_TRAIN_EN:
+        with open_text(corpora / rel, newline=None) as f:
+            words = [line.split("\t")[0].strip() for line in f]
+        part = " ".join(w if w and not w.startswith("-DOCSTART-") else "\n" for w in words).split("\n")
+        lines += [p.strip() for p in part if p.strip()]
+        sources.append({"file": rel, "sha256": sha256_file(corpora / rel)})
+    with tarfile.open(corpora / WMT_EN[0]) as tar:
+        for name in WMT_EN[1]:
+            lines += [l.strip() for l in tar.extractfile(f"./{name}").read().decode("utf-8").splitlines() if l.strip()]
+    sources.append({"file": WMT_EN[0], "members": list(WMT_EN[1]), "sha256": sha256_file(corpora / WMT_EN[0])})
+    ex = exclude_sentences(lines, evaluated)
+    kept = list(ex.kept[:max_lines] if max_lines else ex.kept)
+    out.write_text("\n".join(kept) + "\n", encoding="utf-8")
+    return {"sources": sources, "lines_in": len(lines), "evaluated_sentences": len(evaluated), **ex.to_dict(),
+            "lines": len(kept), "sha256": sha256_file(out)}
+
+
+def pretraining_text_sentence(c: dict) -> str:
+    """What :func:`english_pretraining_text`'s record ``c`` says, in words (the sources, what was excluded, why)."""
+    files = ", ".join(f"`{s['file']}` (sha256 {s['sha256'][:16]})" for s in c["sources"])
+    return (f"Pretraining text: the training splits {files}; {c['lines_in']:,} lines in, **{c['excluded']:,} lines "
+            f"excluded** because they are or contain one of the {c['evaluated_sentences']:,} dev/test sentences of the "
+            f"evaluated tasks ({c['matched']:,} distinct sentences found; `biotok_train.pretrain.exclude`); "
+            f"{c['lines']:,} lines kept (sha256 {c['sha256'][:16]}), of which ablate holds out each 20th line "
+            "(fertility, masked words, held-out [MASK] loss).")
+
+
 def line_sample(src: Path, dest: Path, chars: int) -> Path:
     """Every k-th line of ``src``, k chosen for about ``chars`` characters, written once to ``dest``."""
     if not dest.is_file():
@@ -255,10 +306,10 @@ def line_sample(src: Path, dest: Path, chars: int) -> Path:
 
 __all__ = [
     "BERT_BASE_CASED", "CAMEMBERTA", "CAMEMBERTV2", "CIM10", "CORPORA", "DATA", "E3C", "FRENCHMEDMCQA",
-    "FRENCH_TASKS", "GPU_SUITE_H200", "LABFORSIMS", "LEAFLETS", "PAMJ", "QUAERO", "REPO", "SAMPLE", "TERMS_FR",
-    "TOKENIZERS", "WMT_BIOMED_FR", "WMT_BIOMED_TRAIN", "cim10_labels", "french_biomedical_lines",
-    "french_pretraining_sources", "frenchmedmcqa_texts", "held_out_split", "labforsims_turns", "leaflet_paragraphs",
-    "leaflet_sentences", "leaflet_texts", "line_sample", "pamj_documents", "pamj_texts", "paragraphs",
-    "pretraining_text", "quaero_paragraphs", "require_data", "tar_paragraphs", "wmt_biomed_french",
-    "wmt_french_file", "write_lines",
+    "FRENCH_TASKS", "GPU_SUITE_H200", "LABFORSIMS", "LEAFLETS", "NER_TRAIN_EN", "PAMJ", "QUAERO", "REPO", "SAMPLE",
+    "TERMS_FR", "TOKENIZERS", "WMT_BIOMED_FR", "WMT_BIOMED_TRAIN", "WMT_EN", "cim10_labels", "english_pretraining_text",
+    "first_megabytes", "french_biomedical_lines", "french_pretraining_sources", "frenchmedmcqa_texts", "held_out_split",
+    "labforsims_turns", "leaflet_paragraphs", "leaflet_sentences", "leaflet_texts", "line_sample", "pamj_documents",
+    "pamj_texts", "paragraphs", "pretraining_text", "pretraining_text_sentence", "quaero_paragraphs", "require_data",
+    "tar_paragraphs", "wmt_biomed_french", "wmt_french_file", "write_lines",
 ]

@@ -24,3 +24,14 @@ def test_the_verdict_follows_the_numbers():
     assert "one word a line / text: 1.134" in page
     assert "| counts (biotok train) | 800 | **1.1400** | `▁avec` | `▁vous` |" in page
     assert "(worse)" in render(_results(1.40))
+
+
+def test_from_json_rewrites_the_published_page_byte_identical(tmp_path):
+    from benchmarks import recipe as R
+    from benchmarks.experiments.spm_counts import PAGE
+    from tests.conftest import REPO
+
+    pub = REPO / "docs" / "results" / "spm-counts-fr"
+    assert R.page_main(PAGE, ["--from-json", str(pub / "results.json"), "--out", str(tmp_path)]) == 0
+    assert (tmp_path / "README.md").read_bytes() == (pub / "README.md").read_bytes()
+    assert not (tmp_path / "results.json").exists()  # the JSON is the input, left where it is

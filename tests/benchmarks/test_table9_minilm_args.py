@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 
+from benchmarks import corpora as C, keyed as K
 from benchmarks.experiments import table9_minilm as T
 
 
@@ -17,8 +18,10 @@ def no_work(monkeypatch):
     def work(*a, **k):
         raise AssertionError("the recipe started its work")
 
-    for step in ("pretraining_text", "vocabulary"):
+    monkeypatch.setattr(C, "english_pretraining_text", work)
+    for step in ("fetch_minilm", "run_ablation"):
         monkeypatch.setattr(T, step, work)
+    monkeypatch.setattr(K, "trained", work)
 
 
 @pytest.mark.parametrize("args, named", [
