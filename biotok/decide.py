@@ -22,7 +22,7 @@ import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 from biotok.config import DecideConfig
 from biotok.errors import ConfigError, DamagedFileError
@@ -338,31 +338,11 @@ def _ablation_fertility(ev: _Evidence, d: dict, sizes: list[str], source: str, c
             break
 
 
-def _ablation(ev: _Evidence, d: dict, source: str, cfg: DecideConfig) -> None:
-    recipe = d["recipe"]
-    ev.ablations.append((source, d))
-    pseeds = len(recipe.get("pretrain_seeds") or [0])
-    sizes = sorted({a["size"] for a in d["arms"]})
-    tasks = d.get("tasks", {})
-    for a in d["arms"]:
-        ev.arm(a["name"])
-
-    def at(size: str) -> str:
-        return f" at size {size}" if len(sizes) > 1 else ""
-
+def _plateau_reasons(ev: _Evidence, d: dict, source: str, at: Callable[[str], str]) -> Callable[..., str]:
+    """``plateau_reason(size, arm, masked_words)`` of ablation ``d``: why an arm's comparisons say nothing
+    (each full reason added to ``ev.discarded`` once)."""
     plateau = {(a["size"], a["name"]): a["heldout_mlm"] for a in d["arms"] if a.get("heldout_mlm")}
     mlm_floor = {(f["size"], f["arm"]): f for f in d.get("mlm_floors", [])}
-    floors = {(f["size"], f["task"], f["arm"]): f for f in d.get("floors", [])}
-    base_checks = {(c["size"], c["task"], c["arm"]): c for c in d.get("baseline_checks", [])}
-    silent = {(s["size"], s["task"]): s for s in d.get("no_signal", [])}
-    seeds_void, seeds_full = _seeds_reason(pseeds, "pretraining", "--pretrain-seeds 0 1 2", cfg)
-    if seeds_full:
-        ev.discarded.append(Discarded("the ablation's verdicts", source, seeds_full))
-
-    void_task = _void_tasks(d, sizes, tasks, floors, silent, at)
-    for key, reason in void_task.items():
-        ev.discarded.append(Discarded(f"ablation, {_task_label(tasks, key[1])}{at(key[0])}", source, reason))
-
     said: set[tuple[str, str, str]] = set()
 
     def plateau_reason(size: str, name: str, masked_words: bool = False) -> str:
@@ -390,6 +370,34 @@ def _ablation(ev: _Evidence, d: dict, source: str, cfg: DecideConfig) -> None:
             said.add(key)
             ev.discarded.append(Discarded(f"the ablation's arm {name}{at(size)}", source, full))
         return short
+
+    return plateau_reason
+
+
+def _ablation(ev: _Evidence, d: dict, source: str, cfg: DecideConfig) -> None:
+    recipe = d["recipe"]
+    ev.ablations.append((source, d))
+    pseeds = len(recipe.get("pretrain_seeds") or [0])
+    sizes = sorted({a["size"] for a in d["arms"]})
+    tasks = d.get("tasks", {})
+    for a in d["arms"]:
+        ev.arm(a["name"])
+
+    def at(size: str) -> str:
+        return f" at size {size}" if len(sizes) > 1 else ""
+
+    floors = {(f["size"], f["task"], f["arm"]): f for f in d.get("floors", [])}
+    base_checks = {(c["size"], c["task"], c["arm"]): c for c in d.get("baseline_checks", [])}
+    silent = {(s["size"], s["task"]): s for s in d.get("no_signal", [])}
+    seeds_void, seeds_full = _seeds_reason(pseeds, "pretraining", "--pretrain-seeds 0 1 2", cfg)
+    if seeds_full:
+        ev.discarded.append(Discarded("the ablation's verdicts", source, seeds_full))
+
+    void_task = _void_tasks(d, sizes, tasks, floors, silent, at)
+    for key, reason in void_task.items():
+        ev.discarded.append(Discarded(f"ablation, {_task_label(tasks, key[1])}{at(key[0])}", source, reason))
+
+    plateau_reason = _plateau_reasons(ev, d, source, at)
 
     for c in d["comparisons"]:
         size, task, ref, cand = c["size"], c["task"], c["reference_arm"], c["candidate_arm"]

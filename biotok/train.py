@@ -103,6 +103,21 @@ def _norm_label(n: NormalizeConfig) -> str:
     return "default" if not diff else ", ".join(f"{k}={v}" for k, v in diff.items())
 
 
+def _count(corpus: list, cfg: TrainConfig, workers: int | None, progress: bool,
+           corpus_names: dict[str, str]) -> tuple[Counter[str], dict]:
+    """The first pass: the corpus' words normalized and counted, and its provenance (each file
+    under the name ``corpus_names`` gives it); an empty corpus: one CorpusError."""
+    files = resolve(corpus)
+    counted = count_corpus(files, cfg.normalize, field_name=cfg.field_name, workers=workers, progress=progress)
+    source = {"corpus": counted.stats()}
+    for entry in source["corpus"].get("files", []):
+        entry["path"] = corpus_names.get(str(entry["path"]), entry["path"])
+    if not counted.counts:
+        what = "no non-blank line" if counted.lines == 0 else "no word left after normalization"
+        raise CorpusError(f"the corpus is empty: {what} in {', '.join(cf.name for cf in files)}")
+    return counted.counts, source
+
+
 def train_tokenizer(
     corpus: Sequence[str | os.PathLike[str]] = (),
     config: TrainConfig | None = None,
@@ -136,15 +151,7 @@ def train_tokenizer(
     if from_counts:
         counts, source = counts_from_files(from_counts, cfg)
     else:
-        files = resolve(corpus)
-        counted = count_corpus(files, cfg.normalize, field_name=cfg.field_name, workers=workers, progress=progress)
-        counts, source = counted.counts, {"corpus": counted.stats()}
-        for entry in source["corpus"].get("files", []):
-            entry["path"] = (corpus_names or {}).get(str(entry["path"]), entry["path"])
-        if not counts:
-            names = ", ".join(cf.name for cf in files)
-            what = "no non-blank line" if counted.lines == 0 else "no word left after normalization"
-            raise CorpusError(f"the corpus is empty: {what} in {names}")
+        counts, source = _count(corpus, cfg, workers, progress, corpus_names or {})
     trained = BACKENDS[(cfg.algo, cfg.backend)](counts, cfg, progress)  # type: ignore[index]
     seconds = time.perf_counter() - start
 

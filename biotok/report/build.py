@@ -87,12 +87,7 @@ def build_report(
         ev = collect_evidence(tokenizers, entities=entities, terminology=terminology, terms=terms, data_dir=data_dir,
                               phases=phases)
         picker = SentencePicker(sample_sentences)
-        tally = WordTally(compare_kwargs.get("normalize_config"))
-        with phases.run("corpus"):
-            cmp = compare(tokenizers, tally.wrap(picker.watch(lines)), **compare_kwargs)
-        if cmp.results[0].words == 0:
-            raise CorpusError(f"no words in corpus {corpus_label}")
-        found = corpus_pathologies(tokenizers, cmp, tally.counts)
+        cmp, found = _measure(tokenizers, picker.watch(lines), corpus_label, phases, compare_kwargs)
         vocabs = [as_vocab(t) for t in tokenizers]
         table = segment_terms(tokenizers, terms) if terms else None
         decision = decide_with(evidence, cmp.as_dict(), corpus_label) if evidence is not None else None
@@ -110,6 +105,17 @@ def build_report(
                     _put_decision(tmp / "report.html", decision, '<main class="wrap">', lambda d: d.html_section())
     return Report(out, out / "report.md", tuple(out / f.name for f in figs), cmp,
                   out / "report.html" if html else None, ev, found)
+
+
+def _measure(tokenizers: Sequence[BiotokTokenizer], lines: Iterable[str], corpus_label: str, phases: Phases,
+             compare_kwargs: dict) -> tuple[Comparison, Pathologies]:
+    """The corpus measured (:func:`compare`, its words tallied on the way) and its pathologies."""
+    tally = WordTally(compare_kwargs.get("normalize_config"))
+    with phases.run("corpus"):
+        cmp = compare(tokenizers, tally.wrap(lines), **compare_kwargs)
+    if cmp.results[0].words == 0:
+        raise CorpusError(f"no words in corpus {corpus_label}")
+    return cmp, corpus_pathologies(tokenizers, cmp, tally.counts)
 
 
 def _write_html(path: Path, tokenizers: Sequence[BiotokTokenizer], cmp: Comparison, vocabs: Sequence[Vocab],

@@ -21,6 +21,7 @@ from biotok_train.ablate.grid import Grid, evaluate_key, pretrain_key
 from biotok_train.ablate.keys import Key
 from biotok_train.ablate.plan import Leg, comparison_pairs, decode, floor_name
 from biotok_train.ablate.results import MLM, ArmResult, Results, at_size, metric_label
+from biotok_train.ablate.tasks import resolve_tasks
 from biotok_train.config import AblationConfig
 from biotok_train.tasks.examples import targets
 
@@ -44,29 +45,23 @@ class Evidence:
     rows: dict = field(default_factory=dict)
 
     @functools.cached_property
-    def task_objs(self) -> dict:
-        """task key -> (spec, task type, head)."""
-        from biotok_train.finetune import make_head, resolve  # lazy: torch
-
-        objs = {}
-        for t, data in self.datasets.items():
-            spec, _, kind = resolve(data)
-            objs[t] = (spec, kind, make_head(kind, self.cfg.finetune_config(self.cfg.seeds[0]), spec))
-        return objs
+    def resolved(self) -> dict:
+        """task key -> its spec, data, task type and head (:func:`~biotok_train.ablate.tasks.resolve_tasks`)."""
+        return resolve_tasks(self.cfg, self.datasets)
 
     @functools.cached_property
     def tasks(self) -> dict:
         """task key -> {"name", "type", "metric", "n_test"}."""
-        return {t: {"name": spec.name if spec is not None else getattr(self.datasets[t], "name", t), "type": kind,
-                    "metric": head.metric, "n_test": len(self.datasets[t].test)}
-                for t, (spec, kind, head) in self.task_objs.items()}
+        return {t: {"name": r.spec.name if r.spec is not None else getattr(self.datasets[t], "name", t),
+                    "type": r.kind, "metric": r.head.metric, "n_test": len(self.datasets[t].test)}
+                for t, r in self.resolved.items()}
 
     @functools.cached_property
     def baselines(self) -> dict:
         """task key -> its trivial baseline (:func:`biotok_train.tasks.baseline.trivial_baseline`)."""
         from biotok_train.tasks.baseline import trivial_baseline  # lazy: one use
 
-        return {t: trivial_baseline(self.datasets[t], self.task_objs[t][0]) for t in self.datasets}
+        return {t: trivial_baseline(self.datasets[t], self.resolved[t].spec) for t in self.datasets}
 
     @functools.cached_property
     def word_floor(self) -> tuple[str, tuple[float, ...]]:
@@ -210,7 +205,7 @@ def _predictions(res: Evidence, cell: tuple) -> tuple:
         return task, {k: decode(r["predictions"]) for k, r in runs.items()}, {k: r["score"] for k, r in runs.items()}, labels
     b, data = res.baselines[task], res.datasets[task]
     one = tuple(b.prediction) if isinstance(b.prediction, list) else b.prediction
-    pred = [["O"] * len(e.tags) for e in data.test] if res.task_objs[task][1] == "ner" else [one] * len(data.test)
+    pred = [["O"] * len(e.tags) for e in data.test] if res.resolved[task].kind == "ner" else [one] * len(data.test)
     return task, {k: pred for k in runs}, {k: b.test for k in runs}, labels
 
 
@@ -230,7 +225,7 @@ def _rows(res: Evidence, task: str, preds: dict[str, list], scores: dict[str, fl
     """:func:`_cell_rows` of decoded predictions ``preds`` whose head scores are ``scores``
     (``fast`` False: the head's own scorer on (example, prediction) pairs)."""
     test = list(res.datasets[task].test)
-    _, kind, head = res.task_objs[task]
+    kind, head = res.resolved[task].kind, res.resolved[task].head
     metric = head.metric
 
     def score(items):  # any task: its own scorer on the resampled (example, prediction) pairs
@@ -259,7 +254,8 @@ def _rows(res: Evidence, task: str, preds: dict[str, list], scores: dict[str, fl
             return rows, S.MEAN
     elif metric in WEIGHTED_METRICS:  # per-label (tp, fp, fn) of each example: one matrix product per resample
         gold = targets(kind, test)
-        fixed = dict(res.task_objs[task][0].metric_options).get("labels") if res.task_objs[task][0] else None
+        spec = res.resolved[task].spec
+        fixed = dict(spec.metric_options).get("labels") if spec else None
         if metric == "weighted_f1":  # single-label, compared as strings (scores.weighted_f1)
             gold, preds = [str(g) for g in gold], {k: [str(q) for q in p] for k, p in preds.items()}
         flat = (lambda xs: [x for t in xs for x in t]) if kind == "multilabel" else list  # noqa: E731
@@ -284,6 +280,11 @@ def _bootstrap(ref_by_run: dict, cand_by_run: dict, metric, cfg: AblationConfig,
     ref, cand, clusters = S.pool_seeds(ref_by_run, cand_by_run)
     return S.paired_bootstrap(ref, cand, metric, clusters=clusters, n_resamples=cfg.n_resamples,
                               confidence=cfg.confidence, seed=0, name=name)
+
+
+def _compare(res: Evidence, ref: tuple, cand: tuple, task: str) -> S.PairedBootstrap:
+    """Cell ``cand`` against cell ``ref`` (:func:`_cell_rows`) on ``task``, named by its metric."""
+    return _bootstrap(*_paired(res, ref, cand), res.cfg, res.resolved[task].head.metric)
 
 
 def _mlm_floor_rows(res: Evidence, size: str, name: str, hits: Sequence[float]):
@@ -326,14 +327,13 @@ def compute_statistics(res: Evidence, arms: list[ArmResult]) -> tuple[list, list
             comparisons.append({"size": size, "task": MLM, "reference_arm": ref, "candidate_arm": cand,
                                 **b.to_dict(), "metric": "top1"})
         for task in cfg.tasks:
-            metric = res.task_objs[task][2].metric
             for ref, cand in pairs:
-                b = _bootstrap(*_paired(res, (size, ref, task, None), (size, cand, task, None)), cfg, metric)
+                b = _compare(res, (size, ref, task, None), (size, cand, task, None), task)
                 comparisons.append({"size": size, "task": task, "reference_arm": ref, "candidate_arm": cand,
                                     **b.to_dict()})
             for leg in (res.legs if cfg.floor else ()):
                 floor = (size, floor_name(leg, cfg.base is not None), task, None)
-                b = _bootstrap(*_paired(res, floor, (size, leg.name, task, None)), cfg, metric)
+                b = _compare(res, floor, (size, leg.name, task, None), task)
                 floors.append({"size": size, "task": task, "arm": leg.name, **b.to_dict(),
                                "beats_floor": b.verdict == S.BETTER})
     return comparisons, floors, _rankings(res, arms, names), mlm_floors
@@ -346,10 +346,9 @@ def baseline_checks(res: Evidence) -> tuple[dict, list[dict], list[dict]]:
     checks, silent = [], []
     for size in cfg.sizes:
         for task in cfg.tasks:
-            metric = res.task_objs[task][2].metric
             for leg in res.legs:
                 cell = (size, leg.name, task, None)
-                b = _bootstrap(*_paired(res, ("baseline", *cell), cell), cfg, metric)
+                b = _compare(res, ("baseline", *cell), cell, task)
                 checks.append({"size": size, "task": task, "arm": leg.name, **b.to_dict(),
                                "beats_baseline": b.verdict == S.BETTER})
             mine = [c for c in checks if c["size"] == size and c["task"] == task]
@@ -384,7 +383,7 @@ def _rankings(res: Evidence, arms: list[ArmResult], names: list[str]) -> list[di
         by = {(a.size, a.name): a for a in arms}
         for task in (MLM, *cfg.tasks):
             scores = {s: {n: by[(s, n)].summary(task)["mean"] for n in names} for s in cfg.sizes}
-            label = "MLM top-1" if task == MLM else f"{task} {res.task_objs[task][2].metric}"
+            label = "MLM top-1" if task == MLM else f"{task} {res.resolved[task].head.metric}"
             out += [r.to_dict() for r in S.rank_agreement(scores, metric=label)]
     return out
 
@@ -401,14 +400,13 @@ def curve(res: Evidence) -> tuple[list[dict], list[dict]]:
     for size in cfg.sizes:
         for task in cfg.curve_task_list:
             for k in steps:
-                runs = {leg.name: res.runs(size, leg.name, task, None if k == cfg.budget else k) for leg in legs}
+                step = None if k == cfg.budget else k
+                runs = {leg.name: res.runs(size, leg.name, task, step) for leg in legs}
                 for name, r in runs.items():
                     points.append({"size": size, "arm": name, "step": k, "task": task,
                                    **S.summarize_seeds([v["score"] for _, v in sorted(r.items())]).to_dict()})
-                step = None if k == cfg.budget else k
                 for name in (n for n in runs if n != ref):
-                    b = _bootstrap(*_paired(res, (size, ref, task, step), (size, name, task, step)), cfg,
-                                   res.task_objs[task][2].metric)
+                    b = _compare(res, (size, ref, task, step), (size, name, task, step), task)
                     gaps.append({"size": size, "step": k, "task": task, "reference_arm": ref, "candidate_arm": name,
                                  **b.to_dict()})
     return points, gaps

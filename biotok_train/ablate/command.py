@@ -11,6 +11,7 @@ report imports :func:`command_line`, the CLI imports the runner.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import shlex
 from pathlib import Path
@@ -29,14 +30,7 @@ FINETUNE_OPTIONS = {"ft_epochs": "epochs", "ft_batch_size": "batch_size", "ft_ma
 ALWAYS_WRITTEN = ("tokenizers", "corpus", "tasks", "budget", "batch_size", "seq_len", "lr", "pretrain_seeds", "seeds", "out")
 
 
-def _ab(name: str):
-    return default_of(AblationConfig, name)
-
-
-def _ft(name: str):
-    return default_of(FinetuneConfig, name)
-
-
+_ab, _ft, _eng = (functools.partial(default_of, c) for c in (AblationConfig, FinetuneConfig, EngineConfig))
 FT_LR = FinetuneConfig().optim.lr  # the fine-tuning lr when none is given
 
 
@@ -136,10 +130,6 @@ OPTIONS = (
     click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True),
     quiet_option,
 )
-
-
-def _eng(name: str):
-    return default_of(EngineConfig, name)
 
 
 #: who runs the jobs: never part of the recipe, nor of the report's command line

@@ -1,17 +1,11 @@
 """Who runs a plan's jobs: :func:`run_local` (in this process, in plan order, the default),
-:func:`run_ray` (Ray Core tasks: a local instance of N CPUs, or a running cluster) or
-:func:`run_processes` (the standard library's process pool on this machine: for a machine
-without Ray, such as a bare GPU machine whose 64 MiB of luggage cannot hold Ray's 79 MB wheel).
-
-Each takes the same jobs and content keys, skip the jobs already done, run the others with
-:func:`biotok_train.ablate.graph.execute` (which writes each record) and return every job's
-:class:`~biotok_train.ablate.graph.Outcome`: a failed job is one line, the jobs that need it are
-skipped, the others go on. The records are the same whichever engine wrote them.
-
-Stops are prompt: a job that fails on a full, read-only or forbidden disk stops the engine at
-once (:class:`~biotok.errors.OutputWriteError`, one line naming the file: every other job would
-fail the same way); so does SIGTERM or Ctrl-C in the driver, which stops the running jobs too (a
-pretraining saves a checkpoint first). A pool worker dies with its driver.
+:func:`run_ray` (Ray Core tasks, on a local instance or a running cluster) or :func:`run_processes`
+(a process pool of this machine: a bare GPU machine whose 64 MiB of luggage cannot hold Ray's wheel).
+Each skips the jobs already done, runs the others with :func:`~biotok_train.ablate.graph.execute`
+(the same records whichever engine) and returns every job's outcome: a failed job is one line, the
+jobs that need it are skipped, the others go on. Stops are prompt: a full, read-only or forbidden
+disk (:class:`~biotok.errors.OutputWriteError`), SIGTERM or Ctrl-C stops the running jobs too (a
+pretraining saves a checkpoint first), and a pool worker dies with its driver.
 """
 
 from __future__ import annotations

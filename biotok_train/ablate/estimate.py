@@ -1,13 +1,6 @@
-"""The GPU-minutes of an ablation before it runs: each kind of job (a pretraining, a fine-tune per
-task), how many, and its minutes on one card at a throughput measured by the GPU suite.
-
-A pretraining costs its token positions (``tokens_per_arm``) at that rate; a fine-tune its padded
-positions (epochs x train + dev each epoch + test, forward-only passes counted a third), plus
-:data:`JOB_OVERHEAD_S` of start-up each job. The GPU suite's throughput is a whole run's positions
-over its wall time (evaluation and fine-tunes included), so a lower bound.
-
-A short GPU slot's jobs are estimated from what such a slot measured (:func:`slot_costs`,
-:func:`job_seconds`): the wall seconds of each kind of job on the GPU machine, side by side.
+"""The GPU-minutes of an ablation before it runs (:func:`gpu_plan`: each kind of job, how many,
+its minutes on one card at a throughput the GPU suite measured, a lower bound), and a short GPU
+slot's jobs estimated from what such a slot measured (:func:`slot_costs`, :func:`job_seconds`).
 """
 
 from __future__ import annotations
@@ -92,17 +85,13 @@ PREPARE_SPEEDUP_2_CORES = 2.0
 # unpacking before it; rounded up
 STARTUP_S = 45.0
 FLOOR_MODEL_S = 10.0  # a random-init BERT-small built and saved on one CPU thread (not measured on the GPU machine)
-SIDE_BY_SIDE_MEASURED = 2  # the measured pretrainings ran two at once on the one GPU
 
 
 def job_seconds(costs: dict, key: str, arms: int, positions: int, cores: int) -> float:
-    """A job's estimated wall seconds on the GPU machine from ``costs`` (:func:`slot_costs`), with
-    ``arms`` pretrainings side by side on its GPU, ``positions`` token positions each, and
-    ``cores`` CPU cores shared out among ``arms`` preparations. A pretraining takes its share of
-    the measured two-at-once throughput (their positions over their wall seconds, summed: the GPU
-    is assumed to give no more to four than to two); a fine-tune its task's mean measured wall
-    seconds (made with up to 8 fine-tunes and a pretraining on the GPU), a floor's the same; a
-    vocabulary or task not measured: the slowest measured."""
+    """A job's estimated wall seconds on the GPU machine from ``costs`` (:func:`slot_costs`): ``arms``
+    pretrainings of ``positions`` each share the measured two-at-once throughput (the GPU is assumed
+    to give no more to four than to two), ``cores`` are shared among ``arms`` preparations, a floor's
+    fine-tune is as an arm's; a vocabulary or task not measured: the slowest measured."""
     k = Key.parse(key)
     kind = k.kind
     if kind == "prepare":

@@ -13,6 +13,7 @@ Jobs are summed one after the other: with a parallel engine the time is an upper
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
@@ -61,22 +62,13 @@ class KindEta:
 
     def remaining(self) -> tuple[float, int]:
         """(estimated seconds of the jobs left, how many of them have a kind not yet estimated)."""
-        total, unknown = 0.0, 0
-        for kind in self.left.values():
-            s = self.seconds(kind)
-            if s is None:
-                unknown += 1
-            else:
-                total += s
-        return total, unknown
+        secs = [self.seconds(kind) for kind in self.left.values()]
+        return sum((s for s in secs if s is not None), 0.0), secs.count(None)
 
     def by_kind(self) -> list[tuple[str, int, float | None, str]]:
         """(kind, jobs left, seconds each or None, "measured" / "CPU table" / "") of the jobs left."""
-        counts: dict[str, int] = {}
-        for kind in self.left.values():
-            counts[kind] = counts.get(kind, 0) + 1
         return [(k, n, self.seconds(k), "measured" if self.measured.get(k) else "CPU table" if k in self.table else "")
-                for k, n in counts.items()]
+                for k, n in Counter(self.left.values()).items()]
 
     def plan(self, total: int, duration) -> str:
         """The line before the long part: jobs to run, the estimate on this machine, per kind."""

@@ -1,14 +1,9 @@
-"""The plan as data: :class:`Job` (key, needs, a module-level function and its plain arguments),
-the content key of each job, its done record, and :func:`execute`, which every engine calls.
-
-A job's *content key* hashes its own inputs (what the planner names: file contents, the recipe,
-never a path) and the content keys of the jobs it needs, so a changed input makes exactly the
-jobs downstream of it stale. A job is *done* when ``OUT/jobs/KEY.json`` holds a record of that
-content key; a rerun skips it. A job that is not done but left files (a killed run) resumes
-from them when they were started with the same content key, and starts over otherwise.
-
-Jobs and their arguments are picklable plain data, their functions module-level: an engine may
-ship them to other processes or machines (Ray). Results are JSON values.
+"""The plan as data: :class:`Job` (key, needs, a module-level function and its plain, picklable
+arguments: an engine may ship it to another process or machine), the content key of each job and
+:func:`execute`, which every engine calls. A job's *content key* hashes its own inputs (contents
+and settings, never a path) and its needs' content keys, so a changed input makes exactly the jobs
+downstream of it stale; a job is *done* when ``OUT/jobs/KEY.json`` holds a record of that key. A
+killed job's files are resumed when it was started with the same content key, removed otherwise.
 """
 
 from __future__ import annotations

@@ -49,15 +49,14 @@ class Shared:
 def shared(env: Env) -> Shared:
     """The corpus split (written by the driver before any job), the held-out words and the tasks."""
     from biotok_train.evaluate.masked_words import sample_words  # lazy: torch-free, but heavy to import
-    from biotok_train.finetune import make_head, resolve  # lazy: torch
+    from biotok_train.ablate.tasks import resolve_tasks  # lazy: one use
 
     cfg, out = env.cfg, Path(env.out)
     train, held = Path(Layout(out).corpus("pretrain.txt")), Path(Layout(out).corpus("heldout.txt"))
     samples = sample_words(held.read_text(encoding="utf-8").splitlines(), cfg.n_words, seed=0)
-    resolved = {t: resolve(t, None, cfg.data_dir) for t in cfg.tasks}
-    objs = {t: (spec, kind, make_head(kind, cfg.finetune_config(cfg.seeds[0]), spec))
-            for t, (spec, _, kind) in resolved.items()}
-    return Shared(train, held, samples, {t: data for t, (_, data, _) in resolved.items()}, objs)
+    tasks = resolve_tasks(cfg)
+    return Shared(train, held, samples, {t: r.data for t, r in tasks.items()},
+                  {t: (r.spec, r.kind, r.head) for t, r in tasks.items()})
 
 
 def prepare(env: Env, vocab: str, tokenizer: str, needs: dict) -> dict:

@@ -25,14 +25,11 @@ def plateau_sentences(arms: Sequence[ArmResult], sized: bool) -> list[str]:
             continue
         who = f"{a.name} ({a.size})" if sized else a.name
         gap = f"{h['gap']:+.3f} nats [{h['gap_low']:+.3f}, {h['gap_high']:+.3f}]"
-        if h["left_plateau"]:
-            out.append(f"{who} left the plateau: held-out [MASK] loss {h['loss']:.3f} vs unigram floor "
-                       f"{h['floor_loss']:.3f}, {gap}; top-1 {h['top1']:.3f} vs {h['floor_top1']:.3f} for always the "
-                       "most frequent piece.")
-        else:
-            out.append(f"{who} did not leave the plateau: held-out [MASK] loss {h['loss']:.3f} vs unigram floor "
-                       f"{h['floor_loss']:.3f}, {gap}; top-1 {h['top1']:.3f} vs {h['floor_top1']:.3f} for always the "
-                       "most frequent piece: at this budget its masked-LM numbers say nothing about the vocabulary.")
+        left = h["left_plateau"]
+        out.append(f"{who} {'left' if left else 'did not leave'} the plateau: held-out [MASK] loss {h['loss']:.3f} vs "
+                   f"unigram floor {h['floor_loss']:.3f}, {gap}; top-1 {h['top1']:.3f} vs {h['floor_top1']:.3f} for "
+                   "always the most frequent piece" + ("." if left else ": at this budget its masked-LM numbers say "
+                                                       "nothing about the vocabulary."))
     return out
 
 

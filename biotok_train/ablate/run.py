@@ -23,6 +23,7 @@ from biotok_train.ablate.jobs import Env
 from biotok_train.ablate.keys import corpus_key, fingerprints, keep_tasks
 from biotok_train.ablate.plan import Layout, leg_names, plan_legs, read_json
 from biotok_train.ablate.results import AblationReport, load
+from biotok_train.ablate.tasks import task_data
 from biotok_train.config import MAX_SEQ_LEN, AblationConfig, EngineConfig, check_precision
 
 log = logging.getLogger(__name__)
@@ -130,22 +131,7 @@ def _check_inputs(cfg: AblationConfig, out: Path) -> dict:
         check_init_from(cfg.base, load_model_tokenizer(cfg.base), "mlm")
         for t, tok in zip(cfg.tokenizers, toks):
             check_specials(tok, f"--tokenizers {t}")
-    return _check_tasks(cfg)
-
-
-def _check_tasks(cfg: AblationConfig) -> dict:
-    """Each task loaded, every split non-empty: a broken task is refused before the first job."""
-    from biotok_train.finetune import resolve  # lazy: torch
-
-    datasets = {}
-    for t in cfg.tasks:
-        _, data, _ = resolve(t, None, cfg.data_dir)
-        empty = [name for name in ("train", "dev", "test") if not len(data.split(name))]
-        if empty:
-            raise ConfigError(f"--task {t}: its {' and '.join(empty)} split{'s are' if len(empty) > 1 else ' is'} "
-                              "empty (train, dev and test must all be non-empty)")
-        datasets[t] = data.evaluated_on(cfg.finetune.max_eval_examples)  # what the fine-tunes score
-    return datasets
+    return task_data(cfg)
 
 
 class Incomplete(BiotokError):

@@ -19,7 +19,7 @@ from typing import Callable, Iterable, Mapping, Sequence
 
 from biotok_train.ablate.graph import Job, select
 from biotok_train.ablate.keys import Key
-from biotok_train.ablate.store import home_records, read_archive
+from biotok_train.ablate.store import home_records
 from biotok_train.config import AblationConfig, EngineConfig
 
 HOME = "home.json"  # beside --pack's files: {job key: content key} of every record at home
@@ -180,17 +180,10 @@ def plan_jobs(cfg: AblationConfig, precision: str | None = None) -> tuple[list[J
     default this machine's), as :func:`~biotok_train.ablate.run.run_ablation` plans them; nothing written."""
     from biotok_train.ablate import run as R  # lazy: the driver's planning
     from biotok_train.ablate.keys import corpus_key  # lazy: corpus readers
+    from biotok_train.ablate.tasks import task_data  # lazy: the driver's planning
 
-    _, grid, keys = R._plan(cfg, R._check_tasks(cfg), corpus_key(cfg), precision)
+    _, grid, keys = R._plan(cfg, task_data(cfg), corpus_key(cfg), precision)
     return grid.jobs, keys
-
-
-def archive_records(archive: str | os.PathLike[str]) -> tuple[dict, dict[str, str]]:
-    """(the manifest, {job key: content key} of the records) of an archive of
-    :func:`~biotok_train.ablate.store.export_records` (:func:`~biotok_train.ablate.store.read_archive`:
-    bounded, every member checked); a file that is not one: ConfigError."""
-    got = read_archive(archive)
-    return got.manifest, got.contents()
 
 
 def merge_filter(jobs: Sequence[Job], keys: Mapping[str, str], records: Mapping[str, str]) -> tuple[Callable[[str], bool], list[Unit]]:
@@ -270,6 +263,6 @@ def complete_seeds(jobs: Sequence[Job], keys: Mapping[str, str], home: Mapping[s
     return tuple(s for s in seeds if prep and all(k in ok for k in keys if seed_of(k) == s))
 
 
-__all__ = ["HOME", "SlotPlan", "Unit", "archive_records", "complete_seeds", "device_name", "done_units", "home_records",
+__all__ = ["HOME", "SlotPlan", "Unit", "complete_seeds", "device_name", "done_units", "home_records",
            "merge_filter", "plan_jobs", "plan_slot", "run_slot", "seed_of", "select_seed", "simulate", "status_lines", "unit_seed",
            "units"]

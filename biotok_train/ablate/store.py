@@ -1,21 +1,12 @@
 """Where an ablation's results live: each job's done record (``OUT/jobs/KEY.json``), its cost
-(``KEY.cost.json``) and its start marker (``KEY.started``), and the archives that carry records
-between machines (and a file of its inputs, compressed and checked, to carry there). Every read
-of a record from another machine goes through one bounded reader (:func:`read_archive`).
+(``KEY.cost.json``) and start marker (``KEY.started``), and the archives that carry records between
+machines (:func:`export_records`, :func:`import_records`: a GPU slot sends back only small files).
 
-A short GPU slot runs one piece (``run_ablation`` with ``EngineConfig.only``) on a bare machine
-and can send back only small files: :func:`export_records` packs OUT/jobs (each record and its
-cost, a few kilobytes a job; no model, no prepared data) with a manifest of where and in what
-arithmetic they were made; :func:`import_records` merges such archives into another OUT, where a
-report is then written from the records alone (``run_ablation(precision=...)``).
-
-An archive comes from another machine: it is read as data, never unpacked. Only regular files
-named ``jobs/...json`` (and the manifest) are accepted, read block by block with bounded sizes
-(:data:`MAX_MEMBER` each, :data:`MAX_EXPANDED` for the whole expanded stream, so a compression
-bomb is refused while it is read), checked by ``tarfile``'s ``data`` filter too, and every record
-must be JSON naming its own key. Everything is checked before anything is written; a record is
-never replaced by a different one (the archive that brought each record is kept in
-OUT/pieces.json, so a conflict names both archives).
+An archive comes from another machine: it is read as data, never unpacked, by one bounded reader
+(:func:`read_archive`: plain ``jobs/**.json`` members and the manifest only, each at most
+:data:`MAX_MEMBER`, the expanded stream at most :data:`MAX_EXPANDED`, so a compression bomb is
+refused while it is read). Everything is checked before anything is written, and a record is never
+replaced by a different one (OUT/pieces.json keeps the archive that brought each record).
 """
 
 from __future__ import annotations
@@ -384,12 +375,8 @@ class Archive:
 
     def walls(self) -> dict[str, float]:
         """{job key: wall seconds} of its costs that say them."""
-        out = {}
-        for k, v in self.costs.items():
-            wall = json.loads(v.decode("utf-8")).get("wall_s")
-            if isinstance(wall, (int, float)):
-                out[k] = wall
-        return out
+        walls = {k: json.loads(v.decode("utf-8")).get("wall_s") for k, v in self.costs.items()}
+        return {k: w for k, w in walls.items() if isinstance(w, (int, float))}
 
 
 def read_archive(archive: str | os.PathLike[str]) -> Archive:
@@ -460,14 +447,14 @@ def import_records(archive: str | os.PathLike[str], out: str | os.PathLike[str],
     entries = _entries(out)
     writes: dict[Path, bytes] = {}
     for key in keys:
-        dest = out / "jobs" / f"{key}.json"
+        dest = record_path(out, key)
         have = _existing(dest, key)
         if have is not None and have != records[key]:
             raise ConfigError(f"{path.name} and {_source(entries, key, _sha(have), dest)} hold different records of "
                               f"job {key}: nothing merged; keep one (remove {dest} to take {path.name}'s)")
         if have is None:
             writes[dest] = records[key]
-        cost = out / "jobs" / f"{key}.cost.json"
+        cost = cost_path(out, key)
         if key in costs and (have is None or not os.path.lexists(cost)):
             writes[cost] = costs[key]
     blocked = next((d for d in writes if d.is_dir() or any(
@@ -482,9 +469,7 @@ def import_records(archive: str | os.PathLike[str], out: str | os.PathLike[str],
         with atomic_file(dest, force=True) as tmp:
             tmp.write_bytes(data)
     if changed:
-        out.mkdir(parents=True, exist_ok=True)
-        with atomic_file(out / PIECES, force=True) as tmp:
-            tmp.write_text(json.dumps(entries, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+        write_json(out / PIECES, entries)
     return manifest
 
 

@@ -48,7 +48,7 @@ def test_a_seed_in_a_slot_then_merged_on_a_second_recipe(shared_data, tmp_path, 
     slot = tmp_path / "out"
     slot.mkdir()
     assert _device(gpu, tmp_path / "device", _next_command(out), slot) == 0
-    _, came = S.archive_records(slot / "slot.tar.xz")
+    came = store.read_archive(slot / "slot.tar.xz").contents()
     assert A.main(["--quick", "--merge", str(slot / "slot.tar.xz")]) == 0
     cfg = exp.config(work, ("e3c",))
     jobs, keys = S.plan_jobs(cfg)

@@ -225,7 +225,7 @@ def _in_slots(data, tmp_path, work, down, monkeypatch, capsys):
     out1, out2 = tmp_path / "out1", tmp_path / "out2"
     out1.mkdir(), out2.mkdir()
     assert _device(gpu, tmp_path / "device1", first, out1, kill_after_records=7) == -9  # killed partway
-    _, came = S.archive_records(out1 / "slot.tar.xz")
+    came = REC.read_archive(out1 / "slot.tar.xz").contents()
     assert 7 <= len(came) < 4 + 4 * 3 + 4 * 2  # some records, not the seed's 24 jobs
     assert A.main(["--dry-run", "--tasks", "e3c", "--merge", str(out1 / "slot.tar.xz")]) == 0
     res = capsys.readouterr()
@@ -241,7 +241,7 @@ def _in_slots(data, tmp_path, work, down, monkeypatch, capsys):
     second = _next_command(res.out)
     assert second != first  # planned from other records at home (its --home)
     assert _device(gpu, tmp_path / "device2", second, out2) == 0  # a fresh machine: the rest of the seed
-    _, again = S.archive_records(out2 / "slot.tar.xz")
+    again = REC.read_archive(out2 / "slot.tar.xz").contents()
     assert not {u.name for u in whole if u.model} & set(again)  # a model merged home is not trained again
     assert A.main(["--dry-run", "--tasks", "e3c", "--merge", str(out2 / "slot.tar.xz")]) == 0
     res = capsys.readouterr()

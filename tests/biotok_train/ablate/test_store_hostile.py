@@ -349,14 +349,14 @@ def test_a_damaged_gzip_archive_is_one_line(tmp_path, home):
 
 
 def test_an_oversized_member_is_refused_on_every_path_before_anything_is_written(tmp_path, home, monkeypatch):
-    """The store's one bounded reader: a merge, the slot planner's reading of an archive and the slot estimate."""
-    from biotok_train.ablate import estimate, slots
+    """The store's one bounded reader: a merge (and the slot planner's reading of an archive) and the slot estimate."""
+    from biotok_train.ablate import estimate
 
     monkeypatch.setattr(R, "MAX_MEMBER", 200)
     big = make(tmp_path / "big.tar.xz", info("piece.json", manifest(1)),
                info("jobs/pretrain/small/A/p0.json", record("pretrain/small/A/p0", inputs="x" * 300)))
     before = tree_digest(home)
-    for read in (R.read_archive, slots.archive_records, lambda a: estimate.slot_costs([a]),
+    for read in (R.read_archive, lambda a: estimate.slot_costs([a]),
                  lambda a: R.import_records(a, home)):
         with pytest.raises(ConfigError, match="over the 0 MiB a record may take"):
             read(big)
