@@ -45,15 +45,15 @@ class Key:
     ARM is an arm's name, or its floor's (``NAME/floor``, with a base ``floor.VOCAB``); TASK a task's
     folder name (:func:`~biotok_train.ablate.plan.task_dir`)."""
 
-    kind: str
-    size: str | None = None
-    arm: str | None = None
-    vocab: str | None = None
-    method: str | None = None
-    pseed: int | None = None
-    task: str | None = None
-    fseed: int | None = None
-    step: int | None = None
+    kind: str  # one of KINDS
+    size: str | None = None  # a model size (as-base: the base's architecture)
+    arm: str | None = None  # an arm's name, or its floor's
+    vocab: str | None = None  # a vocabulary's name (data/VOCAB)
+    method: str | None = None  # a transfer method (TRANSFER_METHODS)
+    pseed: int | None = None  # the pretraining seed (pP)
+    task: str | None = None  # a task's folder name
+    fseed: int | None = None  # the fine-tuning seed (fF)
+    step: int | None = None  # a step of the curve (kK)
 
     def __str__(self) -> str:
         k = self.kind
