@@ -39,6 +39,7 @@ class Overhang:
             for e in range(1, len(b)):
                 self.ext[b[:e]].append(b)
         self.memo: dict[tuple[int, str, int], float] = {}
+        self.walks: dict[tuple[str, int], tuple[str, ...] | None] = {}
 
     def least(self, behind: int, lag: str, room: int) -> float:
         """``behind``: +1 when the base's match over ``s + y`` (counted +1 a piece) is behind,
@@ -80,27 +81,41 @@ class Overhang:
         groups: set[tuple[str, ...]] = set()
         for body, pool, used in ways:
             r1 = next((e for e in range(len(body) - 1, 0, -1) if body[:e] in pool), 0)
-            if r1 == 0:
+            crossing = self._crossing(body[r1:], max(self.max_chars - used, 0)) if r1 else None
+            if crossing is None:
                 return None
-            lag, room, steps = body[r1:], max(self.max_chars - used, 0), 0
-            while True:  # the base over the overhang, and each piece that crosses the end of ``piece``
-                for b in self.ext.get(lag, ()):
-                    z = b[len(lag):]
-                    if len(z) <= room and steps + 1 + self.least(-1, z, room - len(z)) < 0:
-                        g = tuple(piece + z[:i] for i in range(1, len(z) + 1))
-                        if not any(q in self.vocab for q in g):
-                            groups.add(g)
-                if len(groups) > 2 * most:
-                    return None
-                e = next((e for e in range(len(lag), 0, -1) if lag[:e] in self.cont), 0)
-                if e == 0:
-                    return None
-                steps += 1
-                if e == len(lag):
-                    break
-                lag = lag[e:]
+            for z in crossing:
+                g = tuple(piece + z[:i] for i in range(1, len(z) + 1))
+                if not any(q in self.vocab for q in g):
+                    groups.add(g)
+                    if len(groups) > 2 * most:
+                        return None
         groups = {g for g in groups if not any(g[:i] in groups for i in range(1, len(g)))}
         return sorted(groups) if len(groups) <= most else None
+
+    def _crossing(self, overhang: str, room: int) -> tuple[str, ...] | None:
+        """The texts ``z`` that begin a ``y`` breaking the overhang's check (the base over the
+        overhang crosses its end by ``z`` and then takes fewer pieces), memoized; None: the base
+        cannot go on over the overhang itself."""
+        key = (overhang, room)
+        if key in self.walks:
+            return self.walks[key]
+        lag, steps, bad = overhang, 0, []
+        while True:  # the base over the overhang, and each piece that crosses its end
+            for b in self.ext.get(lag, ()):
+                z = b[len(lag):]
+                if len(z) <= room and steps + 1 + self.least(-1, z, room - len(z)) < 0:
+                    bad.append(z)
+            e = next((e for e in range(len(lag), 0, -1) if lag[:e] in self.cont), 0)
+            if e == 0:
+                self.walks[key] = None
+                return None
+            steps += 1
+            if e == len(lag):
+                break
+            lag = lag[e:]
+        self.walks[key] = out = tuple(sorted(set(bad)))
+        return out
 
     def safe(self, piece: str) -> bool:
         """Whether ``piece`` needs no shadow (:meth:`needs`)."""
