@@ -189,25 +189,20 @@ def test_no_strict_wordpiece_is_checked_on_held_out_lines_only(loose_wordpiece, 
     assert sum(map(len, ex)) < sum(map(len, proven)) < sum(map(len, eb))
 
 
-def test_proven_wordpiece_keeps_a_piece_only_with_its_shadows(extended):
-    """A kept piece whose rest from an inner boundary a base ``##`` piece extends has a longer
-    piece of the vocabulary covering that overhang (docs/extend.md: the guarantee)."""
+def test_proven_wordpiece_keeps_a_piece_only_when_the_overhang_proof_accepts_it(extended):
+    """Every added piece is safe by the overhang proof over the base (biotok.extension.wordpiece),
+    or has one of each group of shadows it needs in the final vocabulary; some needed one."""
+    from biotok.extension.wordpiece import Overhang
+
     base, _, result, new = extended("camembertv2-base")
-    vocab, old = set(new.get_vocab()), set(base.get_vocab())
-    longer: dict[str, list[str]] = {}  # "##" + a proper prefix -> the base ## pieces it begins
-    for t in old:
-        if t.startswith("##"):
-            for e in range(3, len(t)):
-                longer.setdefault(t[:e], []).append(t)
-    waited = 0
+    model = json.loads(base.backend.to_str())["model"]
+    proof = Overhang(model["vocab"], "##", model["max_input_chars_per_word"])
+    vocab, waited = set(new.get_vocab()), 0
     for a in result.added:
-        for j in range(1, len(a.joins)):
-            rest = "##" + "".join(p[2:] for p in a.joins[j:])
-            for t in longer.get(rest, ()):
-                x = t[len(rest):]
-                assert any(a.piece + x[:i] in vocab for i in range(1, len(x) + 1)), (a.piece, t)
-                waited += not any(a.piece + x[:i] in old for i in range(1, len(x) + 1))
-    assert waited > 0  # some pieces are kept thanks to a chosen shadow, not only to the base
+        needs = proof.needs(a.piece)
+        assert needs is not None and all(any(q in vocab for q in g) for g in needs), (a.piece, needs)
+        waited += bool(needs)
+    assert 0 < waited < len(result.added)
 
 
 def test_auto_and_target_stop_on_the_savings_curve(bases, split, tmp_path):

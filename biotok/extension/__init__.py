@@ -16,16 +16,16 @@ The guarantee, no text segmented into more pieces than by the base and the same 
   into its base run, to a base segmentation ``DELTA``\\ s below it; so Viterbi uses new pieces
   only on top of the base's own best path (when its lead over the runner-up exceeds the few
   ``DELTA``\\ s), where they can only merge pieces, and it maximizes the pieces saved.
-- WordPiece (greedy longest match), by default (``strict``): a new piece ``p`` joining base
-  pieces ``r1 … rm`` is kept only if, for each inner boundary ``j`` and each base continuation
-  piece ``##t`` that properly extends ``##`` + the rest of ``p`` from ``j`` (by ``x``), some
-  piece of the vocabulary (base or chosen) longer than ``p`` is a prefix of ``p + x`` (a
-  *shadow*: then the greedy match never takes ``p`` where ``##t`` could cross its end). Where
-  the greedy match takes ``p`` on the base's path, the base takes ``r1 … rm`` (no base piece
-  longer than ``p`` matches, or the greedy match would take it; within ``p`` the longest are the
-  ``ri``, as on the corpus word ``p`` came from; none crosses its end), so by induction along
-  the word the new segmentation is the base's with runs joined, and a word is ``[UNK]`` for both
-  or for neither (docs/extend.md).
+- WordPiece (greedy longest match), by default (``strict``): a new piece ``p`` is kept only if
+  the overhang proof accepts it (biotok.extension.wordpiece): where the greedy match takes ``p``
+  the base takes ``r1``, the longest base piece beginning ``p``, and the base never takes fewer
+  pieces over the rest of ``p`` and any text that follows than over that text alone (words are
+  at most ``max_input_chars_per_word`` long), nor fails on one and not the other. Where some
+  following text breaks this, ``p`` waits for a *shadow*: a longer piece (base or chosen) that
+  begins ``p`` and that text, so that the greedy match never takes ``p`` there. By induction
+  along any word, no word takes more pieces than with the base, and a word is ``[UNK]`` for both
+  or for neither (docs/extend.md). The savings are counted along the base's boundaries (runs
+  joined); the figures reported re-encode every word.
 
   ``strict=False`` keeps every candidate and only checks it: every counted word is re-encoded
   by the extended tokenizer itself and a piece that made one longer is dropped (more pieces;
@@ -61,6 +61,7 @@ from biotok.io import versions
 from biotok.output import atomic_directory, check_writable
 from biotok.progress import Progress
 from biotok.tokenizer import BiotokTokenizer
+from biotok.extension.wordpiece import Overhang
 
 logger = logging.getLogger(__name__)
 
@@ -196,7 +197,9 @@ class _Runs:
         self.kind, self.words, self.counts, self.cfg = kind, words, counts, cfg
         self.prefix = (model.get("continuing_subword_prefix") or "##") if kind == "WordPiece" else ""
         vocab = model["vocab"]
-        self.base = known | (set(vocab) if isinstance(vocab, dict) else {p for p, _ in vocab})
+        self.vocab = set(vocab) if isinstance(vocab, dict) else {p for p, _ in vocab}
+        self.base = known | self.vocab
+        self.max_chars_per_word = model.get("max_input_chars_per_word") or 100
         self.scores = {p: s for p, s in vocab} if kind == "Unigram" else {}
         self.unk = unk
         self.chosen: dict[str, int] = {}  # piece -> base pieces it joins
@@ -247,41 +250,22 @@ class _Runs:
             self._shadows()
 
     def _shadows(self) -> None:
-        """WordPiece, proven mode: a candidate ``p`` is kept only if, for each inner boundary and
-        each base continuation piece ``##t`` that properly extends ``##`` + the rest of ``p``
-        from that boundary (by ``x``), some piece of the vocabulary, base or chosen, is longer
-        than ``p`` and a prefix of ``p + x`` (a *shadow*). Then wherever the greedy match takes
-        ``p``, no base piece crosses its end (docs/extend.md: the guarantee). A required shadow
-        must be a base piece or a candidate; ``p`` waits until one of each group is chosen."""
-        k = len(self.prefix)
-        ext: dict[str, list[str]] = defaultdict(list)  # proper prefix of a base ## piece -> those pieces
-        for p in self.base:
-            if p.startswith(self.prefix) and len(p) > k + 1:
-                for e in range(k + 1, len(p)):
-                    ext[p[:e]].append(p)
+        """WordPiece, proven mode: a candidate ``p`` is kept only if the base, started at the end
+        of the longest base piece beginning ``p``, never takes fewer pieces than started at the
+        end of ``p``, whatever text follows (biotok.extension.wordpiece: the overhang proof;
+        docs/extend.md: the guarantee). Where a text that follows breaks this, a vocabulary
+        piece longer than ``p`` that begins ``p`` and that text (a *shadow*) keeps the greedy
+        match from taking ``p`` there: it must be a base piece or a candidate, and ``p`` waits
+        until one of each group is chosen. Most candidates need none."""
+        proof = Overhang(self.vocab, self.prefix, self.max_chars_per_word)
         needs: dict[str, list[tuple[str, ...]]] = {}
         drop: set[str] = set()
-        for cand, run in self.joins.items():
-            groups: set[tuple[str, ...]] = set()
-            for j in range(1, len(run)):
-                s = self.join(run[j:])
-                over = ext.get(s, ())
-                if len(over) > 8 * MAX_SHADOWS:
-                    break
-                for t in over:
-                    x = t[len(s):]
-                    g = tuple(cand + x[:i] for i in range(1, len(x) + 1))
-                    if not any(q in self.base for q in g):
-                        groups.add(g)
-                if len(groups) > MAX_SHADOWS:
-                    break
-            else:  # a group implied by a shorter one (its prefix) is left out
-                groups = {g for g in groups if not any(g[:i] in groups for i in range(1, len(g)))}
-                if len(groups) <= MAX_SHADOWS:
-                    if groups:
-                        needs[cand] = sorted(groups)
-                    continue
-            drop.add(cand)
+        for cand in self.joins:
+            groups = proof.needs(cand, MAX_SHADOWS)
+            if groups is None:
+                drop.add(cand)
+            elif groups:
+                needs[cand] = groups
         while True:  # a shadow must itself be a candidate that can be chosen
             for c in drop:
                 needs.pop(c, None)
