@@ -69,6 +69,9 @@ MARKER = "biotok.json"
 MAX_SHADOWS = 8  # WordPiece, proven mode: most shadows one candidate may wait for
 DELTA = 1e-5  # Unigram: score bonus per base piece a new piece saves (see the module docstring)
 AUTO = "auto"
+# The selection's version: raised whenever the same base, corpus and config choose other pieces (2: the
+# WordPiece overhang proof), so that what is keyed by an extension's inputs (ablate's extend arm) is made again.
+SELECTION_VERSION = 2
 
 
 @dataclass(frozen=True)
@@ -759,4 +762,4 @@ def _card(name: str, meta: dict, command: str | None) -> ModelCard:
     )
 
 
-__all__ = ["AUTO", "AddedPiece", "ExtendConfig", "ExtendResult", "base_words", "extend", "select"]
+__all__ = ["AUTO", "SELECTION_VERSION", "AddedPiece", "ExtendConfig", "ExtendResult", "base_words", "extend", "select"]

@@ -227,12 +227,12 @@ def fingerprints(cfg: AblationConfig, legs, datasets: dict, corpus: str, precisi
 def extended_key(base: str, corpus: str, add: int) -> str:
     """The content key of the base's tokenizer (``base``: its fingerprint) extended by ``add`` pieces
     of the pretraining split (``corpus``: its key), with :class:`biotok.extension.ExtendConfig`'s
-    other settings at their defaults (a changed default is another vocabulary)."""
+    other settings at their defaults and the selection's version (either changed: another vocabulary)."""
     import dataclasses  # lazy: one use
 
-    from biotok.extension import ExtendConfig  # lazy: tokenizers
+    from biotok.extension import SELECTION_VERSION, ExtendConfig  # lazy: tokenizers
 
-    return digest("extend", base, corpus, dataclasses.asdict(ExtendConfig(add=add)))
+    return digest("extend", base, corpus, dataclasses.asdict(ExtendConfig(add=add)), SELECTION_VERSION)
 
 
 def precision_key() -> str:

@@ -88,10 +88,14 @@ def test_extend_arm_plan_keys_and_options(tmp_path, sample_corpus, tiny_unigram)
         AblationConfig(tokenizers=("a",), corpus=("c",), arms=("extend",))
 
 
-def test_extended_vocabulary_is_keyed_by_its_inputs(sample_corpus):
+def test_extended_vocabulary_is_keyed_by_its_inputs(monkeypatch):
     from biotok_train.ablate.keys import extended_key
 
     a = extended_key("fp", "corpus", 100)
     assert a == extended_key("fp", "corpus", 100)
     assert len({a, extended_key("fp2", "corpus", 100), extended_key("fp", "corpus2", 100),
                 extended_key("fp", "corpus", 101)}) == 4
+    import biotok.extension as extension
+
+    monkeypatch.setattr(extension, "SELECTION_VERSION", extension.SELECTION_VERSION + 1)
+    assert extended_key("fp", "corpus", 100) != a  # another selection: another vocabulary, made again
