@@ -153,6 +153,17 @@ def write_conll(path: Path, sentences: Iterable) -> Path:
     return write_lines(path, ("".join(f"{w}\t{t}\n" for w, t in zip(s.words, s.tags)) for s in sentences))
 
 
+def quaero_conll(folder: Path, sentences: int | None = None) -> Path:
+    """QUAERO (MEDLINE and EMEA, biotok's conversion: the outermost entity) as a user's CoNLL files,
+    ``folder``/{train,dev,test}.conll; ``sentences``: the first that many of each split only."""
+    from biotok.datasets.named import named_splits
+
+    folder.mkdir(parents=True, exist_ok=True)
+    for split, sents in zip(("train", "dev", "test"), named_splits("quaero", CORPORA)):
+        write_conll(folder / f"{split}.conll", sents[:sentences])
+    return folder
+
+
 def frenchmedmcqa_texts() -> Iterator[str]:
     """FrenchMedMCQA's questions, each followed by its answers (train, dev, test), one a line."""
     for split in ("train", "dev", "test"):
@@ -270,6 +281,6 @@ __all__ = [
     "TOKENIZERS", "WMT_BIOMED_FR", "WMT_BIOMED_TRAIN", "cim10_labels", "dialogues_and_abstracts", "french_biomedical_lines",
     "french_pretraining_sources", "frenchmedmcqa_texts", "held_out_split", "labforsims_turns", "leaflet_paragraphs",
     "leaflet_sentences", "leaflet_texts", "line_sample", "pamj_documents", "pamj_texts", "paragraphs",
-    "pretraining_text", "quaero_paragraphs", "require_data", "tar_paragraphs", "wmt_biomed_french",
+    "pretraining_text", "quaero_conll", "quaero_paragraphs", "require_data", "tar_paragraphs", "wmt_biomed_french",
     "wmt_french_file", "write_conll", "write_lines",
 ]

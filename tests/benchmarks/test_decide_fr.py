@@ -96,7 +96,13 @@ def test_the_readme_is_computed_from_the_run(recipe, quick_run):
     rows = [line for line in text.splitlines() if line.startswith("| ") and "`" in line]
     assert len(rows) == len(timings)
     cpu = sum(t["cpu_s"] for t in timings.values())
-    assert f"The whole scenario cost {decide_fr_page._minutes(cpu)} of CPU (within the hour on 2 cores)" in text
+    assert [n for n, t in timings.items() if t["side_by_side"]] == ["probe", "ablate"]
+    assert f"The whole scenario cost {decide_fr_page._minutes(cpu)} of CPU; on 2 free cores " in text
+    assert "within the hour" in text  # toy sizes: seconds
+    wall = decide_fr_page.total_wall(timings)
+    assert wall == sum(t["wall_s"] for n, t in timings.items() if n not in ("probe", "ablate")) + max(
+        timings["probe"]["wall_s"], timings["ablate"]["wall_s"])
+    assert f"took {decide_fr_page._minutes(wall)}." in text
     held = (work / "heldout.txt").read_text(encoding="utf-8").count("\n")
     assert f"`heldout.txt`: {held:,} lines" in text
 
