@@ -11,8 +11,9 @@ from benchmarks.experiments.decide_fr_page import cpu_seconds, publish, run_step
 PUBLISHED, SCRIPT = REPO / "docs/results/decide-fr", "python -m benchmarks.experiments.decide_fr"
 ARMS, EVIDENCE = ("camemberta", "tok-unigram-l", "tok-bpe"), ("compare.json", "probe", "ablation")
 GROUPS = (("inputs",), ("train Unigram_L",), ("train BPE",), ("compare",), ("probe", "ablate"), ("decide",), ("report",))
-# the probe: 2 seeds (decide keeps an interval over two at least), probe-fr's shape; the ablation: ablate's defaults
-FULL = dict(every=1, sentences=None, vocab=16000, seeds=(0, 1), probe=dict(steps=250, batch_size=8, lr=2e-3), ablate={})
+# a CPU check: the probe's 2 seeds (decide keeps an interval over two at least), the ablation's defaults but its budget
+FULL = dict(every=1, sentences=None, vocab=16000, seeds=(0, 1), probe=dict(steps=80, batch_size=8, lr=3e-3),
+            ablate=dict(budget=50))
 QUICK = dict(every=12, sentences=40, vocab=1000, seeds=(0, 1), probe=dict(steps=6, batch_size=4, seq_len=32, hidden=32,
              n_resamples=200), ablate=dict(budget=3, batch_size=4, seq_len=32, n_words=60, n_resamples=100), ft=dict(epochs=1))
 
