@@ -12,8 +12,7 @@ PUBLISHED, SCRIPT = REPO / "docs/results/decide-fr", "python -m benchmarks.exper
 ARMS, EVIDENCE = ("camemberta", "tok-unigram-l", "tok-bpe"), ("compare.json", "probe", "ablation")
 GROUPS = (("inputs",), ("train Unigram_L",), ("train BPE",), ("compare",), ("probe", "ablate"), ("decide",), ("report",))
 # a CPU check: the probe's 2 seeds (decide keeps an interval over two at least), the ablation's defaults but its budget
-FULL = dict(every=1, sentences=None, vocab=16000, seeds=(0, 1), probe=dict(steps=80, batch_size=8, lr=3e-3),
-            ablate=dict(budget=50))
+FULL = dict(every=1, sentences=None, vocab=16000, seeds=(0, 1), probe=dict(steps=80, batch_size=8, lr=3e-3), ablate=dict(budget=50))
 QUICK = dict(every=12, sentences=40, vocab=1000, seeds=(0, 1), probe=dict(steps=6, batch_size=4, seq_len=32, hidden=32,
              n_resamples=200), ablate=dict(budget=3, batch_size=4, seq_len=32, n_words=60, n_resamples=100), ft=dict(epochs=1))
 
@@ -30,9 +29,10 @@ def steps(q: dict) -> dict:
     from biotok_train.config import AblationConfig, FinetuneConfig, ProbeConfig
     from biotok_train.probe import run_probe
 
-    def inputs():  # corpus.txt, heldout.txt (each 10th line) and task/{train,dev,test}.conll
+    def inputs():  # corpus.txt, heldout.txt (each 10th line; each 4th of those for the probe), task/*.conll
         lines = C.dialogues_and_abstracts()[::q["every"]]
         C.write_lines(Path("heldout.txt"), lines[9::10])
+        C.write_lines(Path("heldout-probe.txt"), lines[9::10][3::4])
         C.write_lines(Path("corpus.txt"), (line for i, line in enumerate(lines) if i % 10 != 9))
         C.quaero_conll(Path("task"), q["sentences"])
 
@@ -49,7 +49,7 @@ def steps(q: dict) -> dict:
             "train BPE": lambda: train("bpe", "tok-bpe"),
             "compare": lambda: Path("compare.json").write_text(json.dumps(compare_tokenizers(
                 toks(), lines=held(), corpus=["heldout.txt"]).as_dict(), ensure_ascii=False), encoding="utf-8"),
-            "probe": lambda: run_probe(ProbeConfig(tokenizers=ARMS, corpus=("corpus.txt",), heldout=("heldout.txt",),
+            "probe": lambda: run_probe(ProbeConfig(tokenizers=ARMS, corpus=("corpus.txt",), heldout=("heldout-probe.txt",),
                                                    fair=True, seeds=q["seeds"], pairs="all", threads=1, **q["probe"]), "probe"),
             "ablate": lambda: run_ablation(AblationConfig(tokenizers=ARMS, corpus=("corpus.txt",), tasks=("quaero=task",),
                                                           pairs="all", finetune=ft, **q["ablate"]), "ablation"),

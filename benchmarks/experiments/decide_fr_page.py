@@ -33,11 +33,12 @@ def commands(cfg: dict, arms: tuple[str, ...]) -> dict[str, str]:
     toks = " ".join(a if not a.startswith("tok-") else a + "/" for a in arms)
     ev = "compare.json probe/ ablation/"
     return {
-        "inputs": "your corpus.txt, heldout.txt and task/{train,dev,test}.conll",
+        "inputs": "your corpus.txt, heldout.txt and task/{train,dev,test}.conll; "
+                  "awk 'NR % 4 == 0' heldout.txt > heldout-probe.txt",
         "train Unigram_L": f"biotok train corpus.txt --algo unigram --lower --vocab-size {cfg['vocab']} --out tok-unigram-l/",
         "train BPE": f"biotok train corpus.txt --algo bpe --vocab-size {cfg['vocab']} --out tok-bpe/",
         "compare": f"biotok compare {toks} --corpus heldout.txt --json > compare.json",
-        "probe": f"biotok-train probe {toks} --corpus corpus.txt --heldout heldout.txt --fair "
+        "probe": f"biotok-train probe {toks} --corpus corpus.txt --heldout heldout-probe.txt --fair "
                  f"{options({**cfg['probe'], 'seeds': cfg['seeds']})} --pairs all --threads 1 --out probe/",
         "ablate": f"biotok-train ablate --tokenizers {toks} --corpus corpus.txt --task quaero=task/ "
                   f"{options({**cfg['ablate'], **cfg.get('ft', {})})} "
@@ -121,7 +122,8 @@ def readme(work: Path, timings: dict, cfg: dict, arms: tuple[str, ...], script: 
            "doctor-patient dialogue turns (CC BY-SA 4.0), then the French side of the WMT-biomed training abstracts "
            "(MEDLINE, SciELO, EDP), one plain file;",
            f"- `heldout.txt`: {_lines(held):,} lines ({held.stat().st_size / 1e6:.2f} MB), each 10th line of the two, "
-           "never trained on;",
+           f"never trained on; the probe scores each 4th of them, `heldout-probe.txt` ({_lines(work / 'heldout-probe.txt'):,} "
+           "lines);",
            f"- `task/{{train,dev,test}}.conll`: QUAERO French Medical (MEDLINE titles and EMEA leaflets, GFDL), "
            f"biotok's conversion (outermost entity), `token<TAB>tag`: {task['train']:,} / {task['dev']:,} / "
            f"{task['test']:,} sentences;",
