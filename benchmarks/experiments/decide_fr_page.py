@@ -130,7 +130,7 @@ def readme(work: Path, timings: dict, cfg: dict, arms: tuple[str, ...], script: 
            f"- the vocabularies: CamemBERTa-base's (32k, `camemberta`), and a biotok Unigram_L and a biotok BPE of "
            f"{cfg['vocab']:,} pieces trained on `corpus.txt`.", "",
            "## The steps", "",
-           "Measured on this machine in one run of the command above. CPU seconds are the step's process's and "
+           "Measured on this machine by the command above, each step in the run that finished it. CPU seconds are the step's process's and "
            "its children's: what it costs a free core. Wall seconds include the waits of a machine shared with "
            "other jobs. The steps marked *side by side* ran at once, one process (one core) each, and the total "
            "wall time counts the longest of them.", "",
