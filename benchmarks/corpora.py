@@ -142,6 +142,28 @@ def labforsims_turns() -> list[str]:
     return [parts[1] for line in lines if len(parts := line.split(maxsplit=1)) == 2]
 
 
+def dialogues_and_abstracts() -> list[str]:
+    """A user's kind of French corpus (issue 45): the LabForSIMS dialogue turns, then the WMT-biomed
+    French abstracts, a line each (4.7 MB)."""
+    return labforsims_turns() + list(wmt_biomed_french())
+
+
+def write_conll(path: Path, sentences: Iterable) -> Path:
+    """Sentences (``.words``, ``.tags``) as a CoNLL file: ``token<TAB>tag`` lines, a blank line after each."""
+    return write_lines(path, ("".join(f"{w}\t{t}\n" for w, t in zip(s.words, s.tags)) for s in sentences))
+
+
+def quaero_conll(folder: Path, sentences: int | None = None) -> Path:
+    """QUAERO (MEDLINE and EMEA, biotok's conversion: the outermost entity) as a user's CoNLL files,
+    ``folder``/{train,dev,test}.conll; ``sentences``: the first that many of each split only."""
+    from biotok.datasets.named import named_splits
+
+    folder.mkdir(parents=True, exist_ok=True)
+    for split, sents in zip(("train", "dev", "test"), named_splits("quaero", CORPORA)):
+        write_conll(folder / f"{split}.conll", sents[:sentences])
+    return folder
+
+
 def frenchmedmcqa_texts() -> Iterator[str]:
     """FrenchMedMCQA's questions, each followed by its answers (train, dev, test), one a line."""
     for split in ("train", "dev", "test"):
@@ -307,9 +329,10 @@ def line_sample(src: Path, dest: Path, chars: int) -> Path:
 __all__ = [
     "BERT_BASE_CASED", "CAMEMBERTA", "CAMEMBERTV2", "CIM10", "CORPORA", "DATA", "E3C", "FRENCHMEDMCQA",
     "FRENCH_TASKS", "GPU_SUITE_H200", "LABFORSIMS", "LEAFLETS", "NER_TRAIN_EN", "PAMJ", "QUAERO", "REPO", "SAMPLE",
-    "TERMS_FR", "TOKENIZERS", "WMT_BIOMED_FR", "WMT_BIOMED_TRAIN", "WMT_EN", "cim10_labels", "english_pretraining_text",
-    "first_megabytes", "french_biomedical_lines", "french_pretraining_sources", "frenchmedmcqa_texts", "held_out_split",
-    "labforsims_turns", "leaflet_paragraphs", "leaflet_sentences", "leaflet_texts", "line_sample", "pamj_documents",
-    "pamj_texts", "paragraphs", "pretraining_text", "pretraining_text_sentence", "quaero_paragraphs", "require_data",
-    "tar_paragraphs", "wmt_biomed_french", "wmt_french_file", "write_lines",
+    "TERMS_FR", "TOKENIZERS", "WMT_BIOMED_FR", "WMT_BIOMED_TRAIN", "WMT_EN", "cim10_labels",
+    "dialogues_and_abstracts", "english_pretraining_text", "first_megabytes", "french_biomedical_lines",
+    "french_pretraining_sources", "frenchmedmcqa_texts", "held_out_split", "labforsims_turns", "leaflet_paragraphs",
+    "leaflet_sentences", "leaflet_texts", "line_sample", "pamj_documents", "pamj_texts", "paragraphs",
+    "pretraining_text", "pretraining_text_sentence", "quaero_conll", "quaero_paragraphs", "require_data",
+    "tar_paragraphs", "wmt_biomed_french", "wmt_french_file", "write_conll", "write_lines",
 ]

@@ -137,7 +137,7 @@ class Decision:
 
         def brief(f: Finding) -> str:
             other = f.worse if f.better == self.pick else f.better
-            return (f"{f.instrument}, against {other}: {f.numbers()}"
+            return (f"{f.instrument}, against {other}: {f.candidate} minus {f.reference} {f.numbers()}"
                     + (f" (discarded: {f.void})" if f.void else "") + ".")
 
         pro = [brief(f) for f in self.findings if self.pick and f.better == self.pick]

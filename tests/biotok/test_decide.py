@@ -128,7 +128,7 @@ def test_plateau_and_no_signal_are_discarded_with_their_reasons(tmp_path):
     md = d.markdown()
     assert "## Evidence discarded" in md and "## What would settle it" in md
     pro, con = md.split("## For A\n")[1].split("## Against A\n")
-    assert "fertility on the ablation's corpus, against B: +0.050 pieces/word." in pro  # B minus A
+    assert "fertility on the ablation's corpus, against B: B minus A +0.050 pieces/word." in pro  # the sign's direction named
     assert "the ablation's ner entity_f1, against B" in con and "(discarded: no signal on ner entity_f1)" in con
 
 
