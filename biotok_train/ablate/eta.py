@@ -116,17 +116,34 @@ def kind_eta(cfg: AblationConfig, jobs: Sequence, done: set[str], costs: Mapping
     return KindEta(kinds, {k: v for k, v in kinds.items() if k not in done}, measured, table, source)
 
 
+# Pieces per word of a CPU estimate's fine-tunes: about the fertility of French biomedical vocabularies on their
+# text (1.3-1.9 in docs/results/minilm-fr-cpu and compare's tables), rounded up
+PIECES_PER_WORD = 2.0
+
+
+def _words(example) -> int | None:
+    """Whitespace words of a task example (a NER sentence's words, a text's), None when it has neither."""
+    words = getattr(example, "words", None)
+    if words is not None:
+        return len(words)
+    text = getattr(example, "text", None)
+    return len(str(text).split()) if text is not None else None
+
+
 def _table(cfg: AblationConfig, datasets: Mapping, positions_per_s: float, labels: Mapping[str, str]) -> dict[str, float]:
     """Seconds of a tiny model's pretraining and fine-tunes at biotok's CPU rate (measured on
     BERT-tiny, so other sizes are left to their measurements)."""
     from biotok_train.ablate.estimate import gpu_plan  # the same positions as the GPU estimate
 
-    sizes = {}
+    sizes, lengths = {}, {}
     for task, data in datasets.items():
         train = data.split("train")
         per = max(1, len(getattr(train[0], "options", ()) or ())) if len(train) else 1
         sizes[task] = (len(train), len(data.split("dev")), len(data.split("test")), per)
-    rows = gpu_plan(cfg, sizes, positions_per_s)
+        words = [_words(x) for x in train]
+        if words and all(w is not None for w in words):  # a batch is padded to its longest, not to max_length
+            lengths[task] = PIECES_PER_WORD * sum(words) / len(words) + 2
+    rows = gpu_plan(cfg, sizes, positions_per_s, lengths)
     table = {"pretrain tiny": rows[0]["minutes"] * 60}
     for task, row in zip(sizes, rows[1:]):
         table[f"finetune tiny {labels.get(task, task)}"] = row["minutes"] * 60

@@ -132,3 +132,24 @@ def test_two_tasks_of_one_name_are_two_kinds():
     named = {"a/task": data, "b/task": data}
     eta = kind_eta(_cfg(), jobs, set(), {}, named, throughput=None)
     assert sorted(eta.kinds.values()) == ["finetune tiny a/task", "finetune tiny b/task"]
+
+
+def test_the_cpu_table_counts_a_fine_tune_by_its_sentences_length_not_the_padded_max_length():
+    """A batch is padded to its longest sentence: a task of 5-word sentences costs far fewer positions than
+    max_length each (issue 45: the table said 6 min 58 s for a 35 s QUAERO fine-tune)."""
+    from types import SimpleNamespace
+
+    from biotok_train.ablate.estimate import JOB_OVERHEAD_S
+    from biotok_train.ablate.eta import PIECES_PER_WORD, _table
+
+    def task(words: int):
+        split = {"train": [SimpleNamespace(words=["w"] * words)] * 100, "dev": [], "test": []}
+        return SimpleNamespace(split=lambda name: split[name])
+
+    cfg = _cfg()
+    short, unknown = _table(cfg, {"t": task(5)}, 1000.0, {})["finetune tiny t"], _table(
+        cfg, {"t": SimpleNamespace(split=lambda n: [SimpleNamespace()] * (100 if n == "train" else 0))}, 1000.0, {})
+    work = (short - JOB_OVERHEAD_S) * 1000.0 / (cfg.finetune.epochs * 100)
+    assert work == pytest.approx(PIECES_PER_WORD * 5 + 2)  # positions per sentence: its pieces and the two special tokens
+    padded = (unknown["finetune tiny t"] - JOB_OVERHEAD_S) * 1000.0 / (cfg.finetune.epochs * 100)
+    assert padded == pytest.approx(cfg.finetune_config(0).max_length)  # no words to count: the padded worst case
