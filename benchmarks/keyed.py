@@ -1,7 +1,7 @@
 """What the recipes under benchmarks/experiments/ cache by content, beside their page's command line
 (:mod:`benchmarks.recipe`): a folder made once per the inputs it is made from (their JSON hashed into
 its name), texts written into one, and tokenizers trained once, each under a key of its inputs, its
-TrainConfig and the library versions.
+TrainConfig and the library versions; a base extended once per ExtendConfig in a folder.
 """
 
 from __future__ import annotations
@@ -76,6 +76,25 @@ def trained(texts: Sequence[Path], cfg, folder: Path, *, again: bool = False, fi
     return folder
 
 
+def extended(base, texts: Sequence[Path], cfg, folder: Path) -> Path | None:
+    """``folder``: ``base`` extended by ``cfg`` (an ExtendConfig) on ``texts``, unless an extension of
+    that config is there; None when the texts offer fewer pieces than ``cfg.add`` (nothing is kept)."""
+    from dataclasses import asdict
+
+    from biotok.errors import ConfigError
+    from biotok.extension import extend  # lazy: the extension, only when one extends
+
+    meta = folder / "biotok.json"
+    if meta.is_file() and json.loads(meta.read_text(encoding="utf-8"))["config"].get("extend") == asdict(cfg):
+        return folder
+    try:
+        extend(base, list(texts), folder, cfg, force=True)
+    except ConfigError as e:
+        print(f"{folder.name}: {e}", file=sys.stderr)
+        return None
+    return folder
+
+
 def trained_each(root: Path, texts: Sequence[Path], configs: dict, inputs: dict, *, again: bool = False,
                  fit: bool = False) -> dict[str, Path]:
     """Each of ``configs`` ({name: TrainConfig}) :func:`trained` once in root/NAME-KEY, KEY the
@@ -85,4 +104,4 @@ def trained_each(root: Path, texts: Sequence[Path], configs: dict, inputs: dict,
             for name, cfg in configs.items()}
 
 
-__all__ = ["INPUTS", "cache_key", "file_inputs", "keyed_folder", "keyed_texts", "trained", "trained_each"]
+__all__ = ["INPUTS", "cache_key", "extended", "file_inputs", "keyed_folder", "keyed_texts", "trained", "trained_each"]

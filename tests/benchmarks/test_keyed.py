@@ -61,3 +61,20 @@ def test_trained_each_keys_each_config_on_its_own(tmp_path, sample_corpus):
     got = K.trained_each(tmp_path, [sample_corpus], configs, {"corpus": "k1"})
     assert set(got) == {"a", "b"} and got["a"].name.startswith("a-") and got["a"].name != got["b"].name
     assert K.trained_each(tmp_path, [sample_corpus], configs, {"corpus": "k2"})["a"] != got["a"]
+
+
+def test_extended_once_per_config_and_none_when_the_text_offers_fewer(tmp_path, tiny_wordpiece, sample_lines, capsys):
+    from biotok.extension import ExtendConfig
+
+    (text := tmp_path / "text.txt").write_text("\n".join(sample_lines[:300]) + "\n", encoding="utf-8")
+    out = K.extended(tiny_wordpiece, [text], ExtendConfig(add=20), tmp_path / "ext")
+    meta = json.loads((out / "biotok.json").read_text(encoding="utf-8"))
+    assert out == tmp_path / "ext" and meta["added"] == 20 and meta["config"]["extend"]["strict"]
+    stamp = (out / "tokenizer.json").stat().st_mtime_ns
+    assert K.extended(tiny_wordpiece, [text], ExtendConfig(add=20), out) == out
+    assert (out / "tokenizer.json").stat().st_mtime_ns == stamp  # kept: not extended again
+    K.extended(tiny_wordpiece, [text], ExtendConfig(add=20, strict=False), out)  # another config: made again
+    assert not json.loads((out / "biotok.json").read_text(encoding="utf-8"))["config"]["extend"]["strict"]
+    capsys.readouterr()
+    assert K.extended(tiny_wordpiece, [text], ExtendConfig(add=1_000_000), tmp_path / "big") is None
+    assert "more than the" in capsys.readouterr().err and not (tmp_path / "big").exists()
