@@ -10,7 +10,7 @@ import os
 import resource
 import shutil
 from concurrent.futures import ProcessPoolExecutor
-from contextlib import nullcontext
+from contextlib import contextmanager, nullcontext
 from multiprocessing import get_context
 from pathlib import Path
 from typing import Callable
@@ -61,16 +61,31 @@ def run_steps(work: Path, groups: tuple[tuple[str, ...], ...], timed: Callable[[
 
     require_data()
     work.mkdir(parents=True, exist_ok=True)
-    os.environ.setdefault("BIOTOK_SHARED_DATA", str(DATA))  # the alias camemberta, from any folder
-    os.chdir(work)
-    done = json.loads(Path("timings.json").read_text(encoding="utf-8")) if Path("timings.json").is_file() else {}
-    for group in groups:
-        todo = [n for n in group if n not in done]
-        with ProcessPoolExecutor(len(todo), mp_context=get_context("spawn")) if len(todo) > 1 else nullcontext() as pool:
-            got = pool.map(timed, todo, [quick] * len(todo)) if pool else [timed(n, quick) for n in todo]
-            done.update({n: {**t, "side_by_side": len(todo) > 1} for n, t in zip(todo, got)})
-        write_lines(Path("timings.json"), [json.dumps(done, indent=1)])
+    with _inside(work, DATA):
+        done = json.loads(Path("timings.json").read_text(encoding="utf-8")) if Path("timings.json").is_file() else {}
+        for group in groups:
+            todo = [n for n in group if n not in done]
+            side = ProcessPoolExecutor(len(todo), mp_context=get_context("spawn")) if len(todo) > 1 else nullcontext()
+            with side as pool:
+                got = pool.map(timed, todo, [quick] * len(todo)) if pool else [timed(n, quick) for n in todo]
+                done.update({n: {**t, "side_by_side": len(todo) > 1} for n, t in zip(todo, got)})
+            write_lines(Path("timings.json"), [json.dumps(done, indent=1)])
     return done
+
+
+@contextmanager
+def _inside(work: Path, data: Path):
+    """In ``work``, with the shared data named for the steps (the alias camemberta, from any folder);
+    the caller's folder and environment given back after (a test runs the recipe in its own process)."""
+    cwd, before = Path.cwd(), os.environ.get("BIOTOK_SHARED_DATA")
+    os.environ.setdefault("BIOTOK_SHARED_DATA", str(data))
+    os.chdir(work)
+    try:
+        yield
+    finally:
+        os.chdir(cwd)
+        if before is None:
+            os.environ.pop("BIOTOK_SHARED_DATA", None)
 
 
 def publish(work: Path, dest: Path, timings: dict, cfg: dict, arms: tuple[str, ...], script: str) -> Path:
