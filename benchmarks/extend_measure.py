@@ -61,11 +61,14 @@ def _domain(tok, model: dict, lines: list[str], size: int):
     """A WordPiece of ``size`` trained on ``lines`` with the base's normalizer, pre-tokenizer and unknown token."""
     from tokenizers import Tokenizer, models, trainers
 
-    unk = model["unk_token"]
+    from biotok.backends.hf import _wordpiece_seeds  # the trainer's "##c" ids in sorted order: the same vocabulary
+
+    unk, norm = model["unk_token"], tok.backend.normalizer
     d = Tokenizer(models.WordPiece(unk_token=unk, max_input_chars_per_word=model["max_input_chars_per_word"]))
-    d.normalizer, d.pre_tokenizer = tok.backend.normalizer, tok.backend.pre_tokenizer
-    d.train_from_iterator(lines, trainers.WordPieceTrainer(vocab_size=size, special_tokens=[unk],
-                                                           show_progress=False))
+    d.normalizer, d.pre_tokenizer = norm, tok.backend.pre_tokenizer
+    chars = {c for line in lines for c in (norm.normalize_str(line) if norm is not None else line)}
+    specials = [unk, *_wordpiece_seeds(chars)]
+    d.train_from_iterator(lines, trainers.WordPieceTrainer(vocab_size=size, special_tokens=specials, show_progress=False))
     return d
 
 

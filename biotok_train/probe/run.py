@@ -282,6 +282,9 @@ def _train_all(cfg: ProbeConfig, arms: list[Arm], work: Path, chars: np.ndarray,
             if _cached(work / "runs" / arm.key / f"seed{seed}.json", _run_key(arm, seed, keys[0]), keys[1],
                        len(arm.held_docs)) is None]
     eta = Eta(cfg, len(todo), len(arms) * len(cfg.seeds), [t for t in timings.values() if isinstance(t, dict)])
+    if todo:  # torch loaded before the plan is said: a SIGTERM inside its C++ import aborts (rc -6), not one line
+        import torch  # noqa: F401
+
     if progress and todo:
         print(eta.plan(), file=sys.stderr, flush=True)
     try:
