@@ -217,9 +217,10 @@ def fingerprints(cfg: AblationConfig, legs, datasets: dict, corpus: str, precisi
     for leg in legs:
         if leg.vocab not in toks and leg.init != "extend":
             toks[leg.vocab] = load(leg.tokenizer).fingerprint
+    base = next((toks[leg.vocab] for leg in legs if leg.tokenizer == cfg.base and leg.vocab in toks), None)
     for leg in legs:  # an extended vocabulary is made by a job: keyed by what it is made of
-        if leg.init == "extend":
-            toks[leg.vocab] = extended_key(load(cfg.base).fingerprint, corpus, cfg.extend_add)
+        if leg.init == "extend":  # the base's fingerprint as continual's, else read once here
+            toks[leg.vocab] = extended_key(base or load(cfg.base).fingerprint, corpus, cfg.extend_add)
     return {"corpus": corpus, "base": model_key(cfg.base) if cfg.base is not None else None, "tok": toks,
             "task": {t: task_key(t, d) for t, d in datasets.items()}, "precision": precision or precision_key()}
 
