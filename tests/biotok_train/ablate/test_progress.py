@@ -9,7 +9,7 @@ import re
 import pytest
 
 from biotok_train.ablate import engines
-from biotok_train.ablate.graph import content_keys
+from biotok_train.ablate.keys import content_keys
 from biotok_train.ablate.run import _Progress
 from biotok_train.config import EngineConfig
 from tests.biotok_train.ablate import toyjobs as T
@@ -45,7 +45,8 @@ def test_failed_and_skipped_jobs_are_counted_in_the_summary(caplog, tmp_path):
 
 # --- the ETA per kind of job (issue 45 item 4): a 13-minute pretraining is not a 10-second fine-tune ---
 from biotok_train.ablate.eta import job_kind, kind_eta  # noqa: E402
-from biotok_train.ablate.graph import DONE, FAILED, Job, Outcome  # noqa: E402
+from biotok_train.ablate.engines import DONE, FAILED, Outcome  # noqa: E402
+from biotok_train.ablate.jobs import Job  # noqa: E402
 from biotok_train.config import AblationConfig  # noqa: E402
 
 
