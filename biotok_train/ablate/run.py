@@ -16,7 +16,7 @@ from biotok.output import LOCK_NAME, atomic_directory, run_lock
 from biotok_train.ablate import engines, render
 from biotok_train.ablate.analysis import Evidence, analyze
 from biotok_train.ablate.command import command_line
-from biotok_train.ablate.eta import KindEta, kind_eta
+from biotok_train.ablate.estimate import KindEta, kind_eta
 from biotok_train.ablate.engines import DONE, FAILED, pending
 from biotok_train.ablate.jobs import Env
 from biotok_train.ablate.keys import content_keys, corpus_key, fingerprints, keep_tasks
@@ -185,7 +185,7 @@ def run_ablation(cfg: AblationConfig, out: str | os.PathLike[str], progress: boo
 
 def _announce(cfg: AblationConfig, eta: KindEta, total: int, engine: EngineConfig) -> None:
     """Before the long part: the jobs to run and their estimated time on this machine, per kind
-    (:mod:`~biotok_train.ablate.eta`); a from-scratch budget known to stay on the plateau at that
+    (:mod:`~biotok_train.ablate.estimate`); a from-scratch budget known to stay on the plateau at that
     size on a CPU, one warning line naming the measured threshold (:func:`biotok.decide.plateau_warning`)."""
     from biotok.decide import plateau_warning  # lazy: one use
 
