@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
@@ -17,10 +18,10 @@ from biotok.io import versions_sentence
 from biotok_train import stats as S
 from biotok_train.ablate import plateau as P
 from biotok_train.ablate.command import command_line
-from biotok_train.ablate.grid import Grid, evaluate_key, pretrain_key
 from biotok_train.ablate.keys import Key
-from biotok_train.ablate.plan import Leg, comparison_pairs, decode, floor_name
+from biotok_train.ablate.plan import Leg, Plan, comparison_pairs, evaluate_key, floor_name, pretrain_key
 from biotok_train.ablate.results import MLM, ArmResult, Results, at_size, metric_label
+from biotok_train.ablate.store import decode
 from biotok_train.ablate.tasks import resolve_tasks
 from biotok_train.config import AblationConfig
 from biotok_train.tasks.examples import targets
@@ -38,7 +39,7 @@ class Evidence:
     cfg: AblationConfig
     out: Path
     legs: list[Leg]
-    grid: Grid
+    plan: Plan
     records: dict
     datasets: dict
     costs: dict
@@ -72,7 +73,7 @@ class Evidence:
 
     def runs(self, size: str, arm: str, task: str, step: int | None = None) -> dict[str, dict]:
         """The records of one cell's fine-tuning runs: {"pP-fF": run}."""
-        return {k: self.records[key] for k, key in self.grid.runs[(size, arm, task, step)].items()}
+        return {k: self.records[key] for k, key in self.plan.runs[(size, arm, task, step)].items()}
 
     def ranks(self, size: str, arm: str) -> dict[int, list[int]]:
         """An arm's rank of each held-out word (-1: not scored), per pretraining seed."""
@@ -138,8 +139,6 @@ def versions_line() -> str:
 def word_floor(train: Path, samples: Sequence) -> tuple[str, tuple[float, ...]]:
     """The masked-word floor: always answer the pretraining text's most frequent word (as the
     masked-word evaluation delimits words). Returns it and its hit (1.0 / 0.0) per sample."""
-    from collections import Counter  # lazy: one use
-
     from biotok_train.evaluate.masked_words import WORD  # lazy: evaluate imports torch-side modules
 
     counts: Counter = Counter()

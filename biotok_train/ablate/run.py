@@ -1,5 +1,5 @@
 """The driver of an ablation: inputs checked at the door, OUT opened (one run at a time, the same
-recipe, the corpus split), the jobs planned (:mod:`~biotok_train.ablate.grid`) and run by an
+recipe, the corpus split), the jobs planned (:mod:`~biotok_train.ablate.plan`) and run by an
 engine (:mod:`~biotok_train.ablate.engines`), then, once every job is done, the report written
 from their records (:func:`run_ablation`)."""
 
@@ -16,13 +16,13 @@ from biotok.output import LOCK_NAME, atomic_directory, run_lock
 from biotok_train.ablate import engines, render
 from biotok_train.ablate.analysis import Evidence, analyze
 from biotok_train.ablate.command import command_line
-from biotok_train.ablate.eta import KindEta, kind_eta
-from biotok_train.ablate.graph import DONE, FAILED, content_keys, costs, pending, select, write_json
-from biotok_train.ablate.grid import Grid, build
+from biotok_train.ablate.estimate import KindEta, kind_eta
+from biotok_train.ablate.engines import DONE, FAILED, pending
 from biotok_train.ablate.jobs import Env
-from biotok_train.ablate.keys import corpus_key, fingerprints, keep_tasks
-from biotok_train.ablate.plan import Layout, leg_names, plan_legs, read_json
+from biotok_train.ablate.keys import content_keys, corpus_key, fingerprints, keep_tasks
+from biotok_train.ablate.plan import Plan, leg_names, make_plan, plan_legs, select
 from biotok_train.ablate.results import AblationReport, load
+from biotok_train.ablate.store import Layout, read_costs, read_json, write_json
 from biotok_train.ablate.tasks import task_data
 from biotok_train.config import MAX_SEQ_LEN, AblationConfig, EngineConfig, check_precision
 
@@ -145,7 +145,7 @@ def run_ablation(cfg: AblationConfig, out: str | os.PathLike[str], progress: boo
     ablation.md, ablation.json, ablation.png and costs.json from their records. Some job not done:
     :class:`Incomplete` (what failed, what waits). ``force``: continue an OUT holding another
     recipe (the jobs whose inputs changed are run again). With ``engine.only``, just those jobs
-    and what they need: None while other jobs of the grid have no record (a piece ran).
+    and what they need: None while other jobs of the plan have no record (a piece ran).
     ``on_done(outcome)``: called here as each job settles (a slot rewrites its archive there).
     ``precision``: key the models' jobs by this arithmetic ("cuda:bf16") instead of this machine's,
     to report from records made on another machine (a job without such a record is refused, never
@@ -153,30 +153,30 @@ def run_ablation(cfg: AblationConfig, out: str | os.PathLike[str], progress: boo
     out = Path(out)
     datasets = _check_inputs(cfg, out)  # a wrong input fails here, before anything is written
     engines.check(engine)  # Ray there, its cluster answering, a GPU to share: before any work
-    legs, grid, keys = _plan(cfg, datasets, corpus_key(cfg), check_precision(precision))
+    legs, plan, keys = _plan(cfg, datasets, corpus_key(cfg), check_precision(precision))
     keep_tasks(datasets)  # read once: this process's jobs use these examples, never the files again
-    jobs = _selected(grid.jobs, engine.only)  # an --only that matches nothing: before any work too
+    jobs = _selected(plan.jobs, engine.only)  # an --only that matches nothing: before any work too
     _refuse_other_arithmetic(jobs, keys, out, precision)  # records only read: before OUT is opened
     created = not out.exists()
     try:
         with run_lock(out, "ablate"):
             _open(cfg, out, force)
             done = pending(out, jobs, keys)
-            eta = kind_eta(cfg, jobs, set(done), costs(out, keys), datasets)
+            eta = kind_eta(cfg, jobs, set(done), read_costs(out, keys), datasets)
             if progress:  # --quiet: nothing but errors (the probe's plan line likewise)
                 _announce(cfg, eta, len(jobs), engine)
             said = _Progress(len(jobs) - len(done), on_done, eta)
             outcomes = engines.run(jobs, keys, Env(cfg, str(out.resolve()), progress, (engine.compile, engine.compile_mode)), engine, said)
             said.summary()
             _check_done(outcomes, out)
-            if len(jobs) < len(grid.jobs):
-                outcomes = pending(out, grid.jobs, keys)
-                if len(outcomes) < len(grid.jobs):
+            if len(jobs) < len(plan.jobs):
+                outcomes = pending(out, plan.jobs, keys)
+                if len(outcomes) < len(plan.jobs):
                     log.info("%d of %d jobs of %s done: the report waits for the others", len(outcomes),
-                             len(grid.jobs), out)
+                             len(plan.jobs), out)
                     return None
             records = {k: o.result for k, o in outcomes.items()}
-            return _report(Evidence(cfg, out, legs, grid, records, datasets, costs(out, keys)))
+            return _report(Evidence(cfg, out, legs, plan, records, datasets, read_costs(out, keys)))
     except BaseException:
         if created and not (out / "jobs").is_dir():  # nothing worth resuming yet: leave no partial folder
             shutil.rmtree(out, ignore_errors=True)
@@ -185,7 +185,7 @@ def run_ablation(cfg: AblationConfig, out: str | os.PathLike[str], progress: boo
 
 def _announce(cfg: AblationConfig, eta: KindEta, total: int, engine: EngineConfig) -> None:
     """Before the long part: the jobs to run and their estimated time on this machine, per kind
-    (:mod:`~biotok_train.ablate.eta`); a from-scratch budget known to stay on the plateau at that
+    (:mod:`~biotok_train.ablate.estimate`); a from-scratch budget known to stay on the plateau at that
     size on a CPU, one warning line naming the measured threshold (:func:`biotok.decide.plateau_warning`)."""
     from biotok.decide import plateau_warning  # lazy: one use
 
@@ -250,12 +250,12 @@ def _duration(seconds: float) -> str:
     return f"{m} min {s:02d} s" if m < 60 else f"{m // 60} h {m % 60:02d} min"
 
 
-def _plan(cfg: AblationConfig, datasets: dict, corpus: str, precision: str | None) -> tuple[list, Grid, dict]:
-    """The arms, every job (:func:`~biotok_train.ablate.grid.build`) and their content keys."""
+def _plan(cfg: AblationConfig, datasets: dict, corpus: str, precision: str | None) -> tuple[list, Plan, dict]:
+    """The arms, every job (:func:`~biotok_train.ablate.plan.make_plan`) and their content keys."""
     tokenizers = list(cfg.tokenizers)
     legs = plan_legs(cfg, dict(zip(tokenizers, leg_names(tokenizers))))
-    grid = build(cfg, legs, fingerprints(cfg, legs, datasets, corpus, precision))
-    return legs, grid, content_keys(grid.jobs)
+    plan = make_plan(cfg, legs, fingerprints(cfg, legs, datasets, corpus, precision))
+    return legs, plan, content_keys(plan.jobs)
 
 
 def _selected(jobs: list, only: tuple[str, ...]) -> list:
