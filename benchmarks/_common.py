@@ -183,7 +183,7 @@ def published_ablation_main(doc: str, slug: str, title: str, work_name: str, mak
     import argparse
     import logging
 
-    from biotok_train.config import EngineConfig  # lazy: the training package
+    from biotok_train.ablate.config import EngineConfig  # lazy: the training package
 
     ap = argparse.ArgumentParser(description=doc.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="a few steps, results kept in benchmarks/.data only")
@@ -231,7 +231,8 @@ def ablation_cpu_recipe(tokenizer: Path, quick: bool, budget: int = PLATEAU_BUDG
     """The French CPU ablation (ablation_cpu; plateau_fr at the same budget shares its pretraining jobs):
     everything the comparison holds equal across the two vocabularies. Past the plateau budget, the
     held-out curve every PLATEAU_EVERY steps, nothing fine-tuned on it (plateau_fr's curve)."""
-    from biotok_train.config import AblationConfig, FinetuneConfig, OptimConfig  # lazy: torch-side config, only for the experiments
+    from biotok_train.config import FinetuneConfig, OptimConfig  # lazy: torch-side config, only for the experiments
+    from biotok_train.ablate.config import AblationConfig
 
     past = budget != PLATEAU_BUDGET and not quick  # the run at a budget that plateau_fr.py found (its pretraining shared)
     return AblationConfig(

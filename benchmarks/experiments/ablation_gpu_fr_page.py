@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from biotok_train.ablate.estimate import H100_OVER_H200, JOB_OVERHEAD_S
-from biotok_train.config import AblationConfig
+from biotok_train.ablate.config import AblationConfig
 from biotok_train.predict import (
     Ranking, ablation_rankings, agreement, agreements, metric_rankings, no_signal, pairs, probe_ranking, smallest_p_value,
     summary,

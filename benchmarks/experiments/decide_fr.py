@@ -26,7 +26,8 @@ def steps(q: dict) -> dict:
     from biotok.report import build_report, compare_tokenizers
     from biotok.report.decision import write_decision
     from biotok_train.ablate import run_ablation
-    from biotok_train.config import AblationConfig, FinetuneConfig, ProbeConfig
+    from biotok_train.config import FinetuneConfig, ProbeConfig
+    from biotok_train.ablate.config import AblationConfig
     from biotok_train.probe import run_probe
 
     def inputs():  # corpus.txt, heldout.txt (each 10th line; each 4th of those for the probe), task/*.conll

@@ -30,7 +30,8 @@ def recipe(base: Path, tokenizer: Path, quick: bool):
     """Everything the arms hold equal: MiniLM's architecture, 500 MLM steps of 8 x 128 tokens at the
     Table 9 (MiniLM) learning rate (what the CPU budget of this run allowed: about 8 CPU-minutes an
     arm), and one fine-tuning recipe for E3C's 449 training sentences."""
-    from biotok_train.config import AblationConfig, FinetuneConfig, OptimConfig
+    from biotok_train.config import FinetuneConfig, OptimConfig
+    from biotok_train.ablate.config import AblationConfig
 
     return AblationConfig(
         tokenizers=(str(tokenizer),), corpus=(str(PAMJ),), field_name="text", tasks=("e3c",),

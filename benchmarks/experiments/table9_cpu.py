@@ -24,7 +24,7 @@ from benchmarks.corpora import CORPORA, PAMJ
 
 def recipe(base: Path, tokenizer: Path, quick: bool):
     """Everything the three arms hold equal."""
-    from biotok_train.config import AblationConfig
+    from biotok_train.ablate.config import AblationConfig
     from biotok_train.config import FinetuneConfig, OptimConfig
 
     return AblationConfig(

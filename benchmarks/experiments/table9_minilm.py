@@ -23,7 +23,8 @@ from biotok.datadir import corpora_dir
 from biotok_train.ablate import run_ablation
 from biotok_train.ablate.render import publish
 from biotok_train.bases import fetch_minilm
-from biotok_train.config import AblationConfig, EngineConfig, FinetuneConfig, OptimConfig
+from biotok_train.config import FinetuneConfig, OptimConfig
+from biotok_train.ablate.config import AblationConfig, EngineConfig
 from biotok_train.hf_models import model_config
 from biotok_train.tasks.common import cache_root
 

@@ -21,7 +21,8 @@ from biotok_train.ablate import experiment as X, run_ablation, split_corpus
 from biotok_train.ablate.keys import Key
 from biotok_train.ablate.render import publish
 from biotok_train.ablate.store import read_record
-from biotok_train.config import AblationConfig, FinetuneConfig, OptimConfig, PretrainConfig
+from biotok_train.config import FinetuneConfig, OptimConfig, PretrainConfig
+from biotok_train.ablate.config import AblationConfig
 
 WORK, PUBLISHED = CACHE / "transfer_cpu", REPO / "docs" / "results" / "transfer-cpu"
 TITLE, TOK = "Vocabulary transfer on CPU: `fvt` vs `random` rows, then continual pretraining", "tok-clinical-8000"

@@ -37,7 +37,8 @@ def plan(work: Path, seeds: int, fraction: float, epochs: int):
     fine-tuning ``epochs`` epochs on ``fraction`` of the training sentences."""
     from biotok.config import TrainConfig
     from biotok.train import train_tokenizer
-    from biotok_train.config import AblationConfig, FinetuneConfig
+    from biotok_train.config import FinetuneConfig
+    from biotok_train.ablate.config import AblationConfig
 
     tok = work / "wordpiece"
     if not (tok / "tokenizer.json").is_file():
@@ -62,7 +63,7 @@ def one_run(cfg, out: Path, engine) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from biotok_train.config import EngineConfig
+    from biotok_train.ablate.config import EngineConfig
 
     p = argparse.ArgumentParser(prog="python -m benchmarks.speed.engine_speed", description=__doc__.splitlines()[0])
     p.add_argument("--workers", type=int, default=os.cpu_count() or 2)

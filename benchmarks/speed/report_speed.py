@@ -87,7 +87,8 @@ def main(argv: list[str] | None = None) -> int:
     from biotok.config import NormalizeConfig, TrainConfig
     from biotok.train import train_tokenizer
     import biotok_train.ablate.run as RUN
-    from biotok_train.config import AblationConfig, EngineConfig, FinetuneConfig
+    from biotok_train.config import FinetuneConfig
+    from biotok_train.ablate.config import AblationConfig, EngineConfig
     from biotok_train.tasks import load
 
     tasks = tuple(a.tasks.split(","))

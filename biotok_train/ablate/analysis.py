@@ -22,7 +22,7 @@ from biotok_train.ablate.keys import Key
 from biotok_train.ablate.plan import Leg, comparison_pairs, decode, floor_name
 from biotok_train.ablate.results import MLM, ArmResult, Results, at_size, metric_label
 from biotok_train.ablate.tasks import resolve_tasks
-from biotok_train.config import AblationConfig
+from biotok_train.ablate.config import AblationConfig
 from biotok_train.tasks.examples import targets
 
 MEAN_METRICS = ("accuracy", "hamming_score", "exact_match_ratio")  # means of per-example scores

@@ -21,7 +21,7 @@ from biotok.errors import ConfigError, OutputWriteError, Terminated
 from biotok.pipes import keep_safe_std_streams
 from biotok.spawning import end_broken_pool, exit_with_parent, spawn_context
 from biotok_train.ablate.graph import DONE, FAILED, SKIPPED, Job, Outcome, execute, pending
-from biotok_train.config import EngineConfig
+from biotok_train.ablate.config import EngineConfig
 from biotok_train.threads import Threads, capped, set_threads
 
 log = logging.getLogger(__name__)
@@ -57,7 +57,7 @@ def _probe(address: str, timeout: float = PROBE_SECONDS) -> None:
     is one ConfigError now, instead of ray.init retrying for minutes and deaf to SIGTERM."""
     import socket  # lazy: one use
 
-    from biotok_train.config import split_address  # lazy: one use
+    from biotok_train.ablate.config import split_address  # lazy: one use
 
     host, port = split_address(address)
     try:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from biotok_train.ablate.keys import Key
-from biotok_train.config import AblationConfig
+from biotok_train.ablate.config import AblationConfig
 from biotok_train.tasks import load
 
 H100_OVER_H200 = 3.35 / 4.8  # memory bandwidth (TB/s): same bf16 peak, so a conservative slow-down

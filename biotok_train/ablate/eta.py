@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
 from biotok_train.ablate.keys import Key
-from biotok_train.config import AblationConfig
+from biotok_train.ablate.config import AblationConfig
 
 FINETUNES = ("finetune", "curve")  # job kinds that fine-tune a model on a task (args[0]: the task)
 

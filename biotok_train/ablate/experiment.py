@@ -41,7 +41,7 @@ from biotok_train.ablate import estimate as E
 from biotok_train.ablate import slots as S
 from biotok_train.ablate import store
 from biotok_train.ablate.keys import Key
-from biotok_train.config import AblationConfig, EngineConfig
+from biotok_train.ablate.config import AblationConfig, EngineConfig
 
 PACKED = "pack.json"  # in .gpu/NAME/: {path under the work folder: sha256} of every packed input
 

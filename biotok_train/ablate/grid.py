@@ -1,5 +1,5 @@
 """An ablation as a graph of jobs (:class:`~biotok_train.ablate.graph.Job`), built from its
-:class:`~biotok_train.config.AblationConfig`, its arms and the fingerprints of its inputs.
+:class:`~biotok_train.ablate.config.AblationConfig`, its arms and the fingerprints of its inputs.
 
 Per vocabulary: ``prepare/V`` (its pretraining text and held-out lines prepared; an extended one
 first made by ``extend/V``: the base's tokenizer plus K pieces of the pretraining text). With a base:
@@ -22,7 +22,7 @@ from biotok_train.ablate import jobs as J
 from biotok_train.ablate.graph import Job, digest
 from biotok_train.ablate.keys import Key, finetune_settings
 from biotok_train.ablate.plan import Layout, Leg, floor_name, snapshot_dir, task_dir
-from biotok_train.config import AblationConfig
+from biotok_train.ablate.config import AblationConfig
 
 
 OUT = Layout()  # the paths of OUT, relative: what the jobs own and take

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from biotok.output import atomic_directory
 from biotok_train.ablate.plan import TOKENIZER_FILES, Layout, data_dir, encode, snapshot_dir
-from biotok_train.config import AblationConfig
+from biotok_train.ablate.config import AblationConfig
 
 log = logging.getLogger(__name__)
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from biotok.io import sha256_files
-from biotok_train.config import AblationConfig
+from biotok_train.ablate.config import AblationConfig
 
 # the kinds of job, in the order a plan first makes them
 KINDS = ("extend", "prepare", "transfer", "init", "floor-model", "pretrain", "evaluate", "finetune", "curve", "probe")

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePath, PurePosixPath
 from typing import Sequence
 
-from biotok_train.config import AblationConfig
+from biotok_train.ablate.config import AblationConfig
 
 
 def leg_names(tokenizers: Sequence[str]) -> list[str]:

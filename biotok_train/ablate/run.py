@@ -24,7 +24,8 @@ from biotok_train.ablate.keys import corpus_key, fingerprints, keep_tasks
 from biotok_train.ablate.plan import Layout, leg_names, plan_legs, read_json
 from biotok_train.ablate.results import AblationReport, load
 from biotok_train.ablate.tasks import task_data
-from biotok_train.config import MAX_SEQ_LEN, AblationConfig, EngineConfig, check_precision
+from biotok_train.config import MAX_SEQ_LEN
+from biotok_train.ablate.config import AblationConfig, EngineConfig, check_precision
 
 log = logging.getLogger(__name__)
 

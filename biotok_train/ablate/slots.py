@@ -20,7 +20,7 @@ from typing import Callable, Iterable, Mapping, Sequence
 from biotok_train.ablate.graph import Job, select
 from biotok_train.ablate.keys import Key
 from biotok_train.ablate.store import home_records
-from biotok_train.config import AblationConfig, EngineConfig
+from biotok_train.ablate.config import AblationConfig, EngineConfig
 
 HOME = "home.json"  # beside --pack's files: {job key: content key} of every record at home
 

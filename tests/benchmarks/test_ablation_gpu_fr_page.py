@@ -7,7 +7,7 @@ import json
 import pytest
 
 from benchmarks.experiments import ablation_gpu_fr_page as R
-from biotok_train.config import AblationConfig
+from biotok_train.ablate.config import AblationConfig
 from biotok_train.predict import Ranking
 
 TEXT = {"tasks": ["e3c"], "evaluated_sentences": 12, "min_words": 6,

@@ -10,7 +10,8 @@ from click.testing import CliRunner
 
 from biotok.cli import main
 from biotok.decide import decide
-from biotok_train.config import AblationConfig, FinetuneConfig, ProbeConfig
+from biotok_train.config import FinetuneConfig, ProbeConfig
+from biotok_train.ablate.config import AblationConfig
 from tests.biotok_train.ablate.test_run import _bio_task
 
 

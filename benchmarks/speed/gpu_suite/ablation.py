@@ -71,7 +71,8 @@ def run_small_ablation(cfg: SuiteConfig, tokenizers: Sequence[str], corpus: str,
     """``biotok-train ablate`` with 2 vocabularies, one size, 1 seed; its table and numbers."""
     from biotok_train.ablate import run_ablation
     from biotok_train.ablate.command import command_line
-    from biotok_train.config import AblationConfig, FinetuneConfig
+    from biotok_train.config import FinetuneConfig
+    from biotok_train.ablate.config import AblationConfig
 
     toy = dict(finetune=FinetuneConfig(epochs=1, max_steps=6, batch_size=8), n_words=50, n_resamples=200,
                heldout_every=20) if cfg.dry_run else {}

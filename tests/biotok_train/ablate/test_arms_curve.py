@@ -8,7 +8,8 @@ import json
 import pytest
 
 from biotok_train.ablate import run_ablation
-from biotok_train.config import AblationConfig, FinetuneConfig
+from biotok_train.config import FinetuneConfig
+from biotok_train.ablate.config import AblationConfig
 from tests.biotok_train.ablate.test_run import _bio_task, base_model  # noqa: F401 (a fixture)
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from biotok_train.ablate import jobs as J
 from biotok_train.ablate.command import command_line, engine_config
-from biotok_train.config import AblationConfig, EngineConfig
+from biotok_train.ablate.config import AblationConfig, EngineConfig
 
 BASE = {"engine": "local", "workers": 0, "gpus_per_job": 0.0, "address": None, "only": ()}
 

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from biotok_train.ablate import estimate as E
-from biotok_train.config import AblationConfig
+from biotok_train.ablate.config import AblationConfig
 
 
 def test_measured_throughput_is_the_suites_positions_over_its_wall_time(tmp_path):

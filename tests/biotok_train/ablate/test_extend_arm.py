@@ -10,7 +10,8 @@ import pytest
 from biotok_train.ablate import run_ablation
 from biotok_train.ablate.command import command_line
 from biotok_train.ablate.keys import Key
-from biotok_train.config import AblationConfig, FinetuneConfig
+from biotok_train.config import FinetuneConfig
+from biotok_train.ablate.config import AblationConfig
 from biotok_train.errors import ConfigError
 from tests.biotok_train.ablate.test_run import _bio_task, base_model  # noqa: F401 (a fixture)
 

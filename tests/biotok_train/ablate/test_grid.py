@@ -10,7 +10,7 @@ import json
 from biotok_train.ablate.graph import content_keys
 from biotok_train.ablate.grid import build
 from biotok_train.ablate.plan import leg_names, plan_legs
-from biotok_train.config import AblationConfig
+from biotok_train.ablate.config import AblationConfig
 
 # Table 9 with a curve (general, continual, transfer fvt and random, scratch; 2 pretraining seeds)
 TABLE9 = dict(tokenizers=("a/x",), corpus=("c",), tasks=("e3c",), seeds=(0, 1), base="m/base", curve=(50, 100),

@@ -15,7 +15,7 @@ from biotok_train.ablate.graph import content_keys
 from biotok_train.ablate.grid import build
 from biotok_train.ablate.keys import KINDS, Key, task_key
 from biotok_train.ablate.plan import leg_names, plan_legs
-from biotok_train.config import AblationConfig
+from biotok_train.ablate.config import AblationConfig
 from biotok_train.tasks import load
 from tests.biotok_train.ablate.test_run import _fake_ablation, _bio_task
 

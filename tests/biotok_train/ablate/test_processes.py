@@ -7,7 +7,7 @@ import pytest
 
 from biotok_train.ablate.engines import run_local, run_processes
 from biotok_train.ablate.graph import DONE, FAILED, SKIPPED, Job, content_keys
-from biotok_train.config import EngineConfig
+from biotok_train.ablate.config import EngineConfig
 from tests.biotok_train.ablate import toyjobs as T
 
 POOL = EngineConfig(engine="processes", workers=2)

@@ -11,7 +11,7 @@ import pytest
 from biotok_train.ablate import engines
 from biotok_train.ablate.graph import content_keys
 from biotok_train.ablate.run import _Progress
-from biotok_train.config import EngineConfig
+from biotok_train.ablate.config import EngineConfig
 from tests.biotok_train.ablate import toyjobs as T
 
 LINE = re.compile(r"^job (\d)/5 done: ([a-e]) in [\d.]+ s; (\d) left(, ETA .+)?$")
@@ -46,7 +46,7 @@ def test_failed_and_skipped_jobs_are_counted_in_the_summary(caplog, tmp_path):
 # --- the ETA per kind of job (issue 45 item 4): a 13-minute pretraining is not a 10-second fine-tune ---
 from biotok_train.ablate.eta import job_kind, kind_eta  # noqa: E402
 from biotok_train.ablate.graph import DONE, FAILED, Job, Outcome  # noqa: E402
-from biotok_train.config import AblationConfig  # noqa: E402
+from biotok_train.ablate.config import AblationConfig  # noqa: E402
 
 
 def _grid_jobs() -> list:
@@ -105,7 +105,7 @@ def test_a_kind_not_yet_measured_is_said_so_and_the_cpu_table_fills_a_tiny_pretr
 def test_a_from_scratch_budget_on_the_plateau_gets_one_warning_line(caplog, monkeypatch):
     from biotok.decide import DecideConfig
     from biotok_train.ablate import run as R
-    from biotok_train.config import EngineConfig
+    from biotok_train.ablate.config import EngineConfig
 
     monkeypatch.setattr(R, "_has_cuda", lambda: False)
     jobs = _grid_jobs()

@@ -12,7 +12,7 @@ import pytest
 
 from biotok_train.ablate.engines import run_local, run_ray
 from biotok_train.ablate.graph import DONE, FAILED, SKIPPED, Job, content_keys
-from biotok_train.config import EngineConfig
+from biotok_train.ablate.config import EngineConfig
 from tests.biotok_train.ablate import toyjobs as T
 
 ray = pytest.importorskip("ray", reason="--engine ray needs Ray (pip install 'biotok[ray]')")
@@ -100,7 +100,8 @@ def test_a_real_ablation_is_byte_identical_local_ray_and_after_a_kill(tmp_path, 
     import sys
 
     from biotok_train.ablate import run_ablation
-    from biotok_train.config import AblationConfig, FinetuneConfig
+    from biotok_train.config import FinetuneConfig
+    from biotok_train.ablate.config import AblationConfig
     from tests.biotok_train.ablate.test_run import _bio_task
 
     task = _bio_task(tmp_path / "task", n_test=8)
@@ -154,7 +155,7 @@ import ray
 from biotok.errors import OutputWriteError
 from biotok_train.ablate.engines import run_ray
 from biotok_train.ablate.graph import content_keys
-from biotok_train.config import EngineConfig
+from biotok_train.ablate.config import EngineConfig
 from tests.biotok_train.ablate import toyjobs as T
 
 ray.init(address="local", num_cpus=2, num_gpus=1, include_dashboard=False, log_to_driver=False,

@@ -8,7 +8,7 @@ import pytest
 
 from biotok_train.ablate import leg_names, render, run_ablation
 from biotok_train.ablate.results import load
-from biotok_train.config import AblationConfig
+from biotok_train.ablate.config import AblationConfig
 from tests.biotok_train.ablate.test_run import _bio_task, _fake_ablation
 
 RESULTS = Path(__file__).resolve().parents[3] / "docs" / "results"

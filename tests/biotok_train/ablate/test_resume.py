@@ -127,7 +127,8 @@ def test_a_damaged_checkpoint_is_started_over_by_the_pretraining_job(tmp_path, t
     every chunk of its curve included, to the same record. Before: the job failed on every rerun
     with advice for 'mlm' ('start again without --resume (--force)')."""
     from biotok_train.ablate import run_ablation
-    from biotok_train.config import AblationConfig, FinetuneConfig
+    from biotok_train.config import FinetuneConfig
+    from biotok_train.ablate.config import AblationConfig
     from tests.biotok_train.ablate.test_run import _bio_task
 
     task = _bio_task(tmp_path / "task", n_test=8)

@@ -16,7 +16,8 @@ from biotok_train import stats as S
 from biotok_train.ablate import ArmResult, leg_names, run_ablation, task_dir
 from biotok_train.ablate.command import ablation_config, command_line, engine_config
 import biotok_train.cli  # noqa: F401,E402  (registers the commands: -h as well as --help, see BiotokGroup.add_command)
-from biotok_train.config import AblationConfig, EngineConfig, FinetuneConfig, OptimConfig
+from biotok_train.config import FinetuneConfig, OptimConfig
+from biotok_train.ablate.config import AblationConfig, EngineConfig
 
 ENTITIES = ["insuffisance rénale", "diabète", "hypertension artérielle", "fièvre", "anémie", "asthme"]
 

@@ -12,7 +12,7 @@ import pytest
 from biotok_train.ablate import slots as S
 from biotok_train.ablate.engines import run_processes
 from biotok_train.ablate.graph import Job, content_keys
-from biotok_train.config import EngineConfig
+from biotok_train.ablate.config import EngineConfig
 
 from . import toyjobs as T
 
@@ -124,7 +124,7 @@ def test_the_units_of_an_ablation_grid():
     pretraining with its evaluations (final and the curve's) and fine-tunes (final and the curve's)."""
     from biotok_train.ablate.grid import build
     from biotok_train.ablate.plan import leg_names, plan_legs
-    from biotok_train.config import AblationConfig
+    from biotok_train.ablate.config import AblationConfig
 
     cfg = AblationConfig(tokenizers=("t/a", "t/b"), corpus=("c",), tasks=("e3c", "morfitt"), pretrain_seeds=(0, 1),
                          seeds=(0, 1), budget=100, curve=(50,))

@@ -20,7 +20,7 @@ import pytest
 from biotok.errors import OutputWriteError
 from biotok_train.ablate.engines import run_local, run_processes
 from biotok_train.ablate.graph import Job, content_keys
-from biotok_train.config import EngineConfig
+from biotok_train.ablate.config import EngineConfig
 from tests.biotok_train.ablate import toyjobs as T
 
 REPO = Path(__file__).resolve().parents[3]
@@ -76,7 +76,7 @@ import signal, sys
 from biotok.errors import Terminated
 from biotok_train.ablate.engines import run
 from biotok_train.ablate.graph import Job, content_keys
-from biotok_train.config import EngineConfig
+from biotok_train.ablate.config import EngineConfig
 from tests.biotok_train.ablate import toyjobs as T
 
 def on_term(signum, frame):

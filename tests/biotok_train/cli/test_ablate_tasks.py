@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from biotok_train.ablate.command import ablate_options, ablation_config, command_line
 from biotok_train.cli import main
-from biotok_train.config import AblationConfig
+from biotok_train.ablate.config import AblationConfig
 from tests.biotok_train.ablate.test_run import _bio_task, _fake_ablation, leg_names
 
 

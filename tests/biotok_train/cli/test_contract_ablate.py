@@ -32,7 +32,7 @@ def run(*args):
 def setup(tmp_path, sample_lines, tiny_wordpiece, tiny_unigram, monkeypatch):
     """Inputs of our own (so that a case may change them): two tokenizers, a 60-line corpus, a
     task; the fakes installed; returns (args of the command, its parts, the list of jobs run)."""
-    from biotok_train.config import AblationConfig
+    from biotok_train.ablate.config import AblationConfig
 
     toks = [tmp_path / "toks" / "a" / "wordpiece", tmp_path / "toks" / "b" / "unigram"]
     for src, dst in zip((tiny_wordpiece, tiny_unigram), toks):
