@@ -38,14 +38,16 @@ def plan(work: Path, seeds: int, fraction: float, epochs: int):
     from biotok.config import TrainConfig
     from biotok.train import train_tokenizer
     from biotok_train.config import FinetuneConfig
-    from biotok_train.ablate.config import AblationConfig
+    from biotok_train.ablate.config import AblationConfig, Finetuning, Pretraining, Statistics
 
     tok = work / "wordpiece"
     if not (tok / "tokenizer.json").is_file():
         train_tokenizer([SAMPLE], TrainConfig(algo="wordpiece", vocab_size=2000), tok, force=True)
     return AblationConfig(tokenizers=(str(tok),), corpus=(str(SAMPLE),), tasks=("e3c",), data_dir=str(C.CORPORA),
-                          budget=2, batch_size=4, seq_len=64, seeds=tuple(range(seeds)), n_words=20, n_resamples=200,
-                          finetune=FinetuneConfig(epochs=epochs, batch_size=16, train_fraction=fraction))
+                          pretraining=Pretraining(budget=2, batch_size=4, seq_len=64),
+                          finetuning=Finetuning(FinetuneConfig(epochs=epochs, batch_size=16, train_fraction=fraction),
+                                                seeds=tuple(range(seeds))),
+                          statistics=Statistics(n_words=20, n_resamples=200))
 
 
 def one_run(cfg, out: Path, engine) -> float:

@@ -147,7 +147,7 @@ def _table(cfg: AblationConfig, datasets: Mapping, positions_per_s: float, label
     table = {"pretrain tiny": rows[0]["minutes"] * 60}
     for task, row in zip(sizes, rows[1:]):
         table[f"finetune tiny {labels.get(task, task)}"] = row["minutes"] * 60
-    return table if "tiny" in cfg.sizes and cfg.base is None else {}
+    return table if "tiny" in cfg.sizes and cfg.base.model is None else {}
 
 
 __all__ = ["KindEta", "job_kind", "kind_eta"]

@@ -44,7 +44,7 @@ class Leg:
 
 def base_vocab(cfg: AblationConfig, names: dict[str, str]) -> str:
     """The name of the base's own vocabulary, kept apart from the candidates' names."""
-    vocab = leg_names([cfg.base])[0]
+    vocab = leg_names([cfg.base.model])[0]
     while vocab in names.values():
         vocab += "-base"
     return vocab
@@ -55,18 +55,18 @@ def plan_legs(cfg: AblationConfig, names: dict[str, str]) -> list[Leg]:
     tokenizer. With one: general, continual (the base's vocabulary), then per tokenizer a transfer
     arm per method (``transfer.T``, or ``transfer-METHOD.T`` with several methods) and scratch.
     The extend arm (``extend.B+K``: the base's vocabulary B plus K pieces, FVT rows) follows continual."""
-    if cfg.base is None:
+    if cfg.base.model is None:
         return [Leg(names[t], t, names[t]) for t in cfg.tokenizers]
     bv = base_vocab(cfg, names)
-    legs = [Leg(f"{a}.{bv}", cfg.base, bv, a) for a in ("general", "continual") if a in cfg.arms]
+    legs = [Leg(f"{a}.{bv}", cfg.base.model, bv, a) for a in ("general", "continual") if a in cfg.arms]
     if "extend" in cfg.arms:
-        ev = f"{bv}+{cfg.extend_add}"
+        ev = f"{bv}+{cfg.base.extend_add}"
         legs.append(Leg(f"extend.{ev}", str(Layout().extend(ev)), ev, "extend", "fvt"))
-    several = len(cfg.transfer_methods) > 1
+    several = len(cfg.base.transfer_methods) > 1
     for t in cfg.tokenizers:
         if "transfer" in cfg.arms:
             legs += [Leg(f"transfer-{m}.{names[t]}" if several else f"transfer.{names[t]}", t, names[t], "transfer", m)
-                     for m in cfg.transfer_methods]
+                     for m in cfg.base.transfer_methods]
         if "scratch" in cfg.arms:
             legs.append(Leg(f"scratch.{names[t]}", t, names[t], "scratch"))
     return legs

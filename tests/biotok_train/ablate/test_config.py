@@ -150,6 +150,16 @@ def test_the_config_normalizes_as_before():
     assert _ab().finetuning.recipe == FinetuneConfig() and _ab(tasks=["e3c"]).tasks == ("e3c",)
 
 
+def test_a_config_spells_its_command():
+    cfg = _ab(tokenizers=("a", "b"), tasks=("e3c", "quaero"), sizes=("tiny", "small"),
+              finetuning=Finetuning(FinetuneConfig(epochs=5), seeds=(0, 1)), statistics=Statistics(floor=False))
+    assert cfg.tokens_per_arm == 200 * 32 * 128
+    cmd = command_line(cfg, "runs/ab")
+    assert cmd.startswith("biotok-train ablate --tokenizers a b --corpus c --task e3c quaero --sizes tiny,small")
+    assert "--seeds 0 1" in cmd and "--ft-epochs 5" in cmd and "--no-floor" in cmd and cmd.endswith("--out runs/ab")
+    assert "tokenizers" not in cfg.recipe() and cfg.recipe()["sizes"] == ["tiny", "small"]
+
+
 def test_a_recipe_saved_flat_before_the_optimizer_was_nested_still_reads():
     ft = FinetuneConfig.from_dict({"epochs": 10, "lr": 5e-4, "warmup": 0.1, "weight_decay": 0.01, "layer_decay": 1.0})
     new = _ab(finetuning=Finetuning(ft)).recipe()

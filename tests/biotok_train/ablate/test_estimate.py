@@ -8,7 +8,7 @@ import json
 import pytest
 
 from biotok_train.ablate import estimate as E
-from biotok_train.ablate.config import AblationConfig
+from biotok_train.ablate.config import AblationConfig, Finetuning, Pretraining, Statistics
 
 
 def test_measured_throughput_is_the_suites_positions_over_its_wall_time(tmp_path):
@@ -23,19 +23,20 @@ def test_measured_throughput_is_the_suites_positions_over_its_wall_time(tmp_path
 
 def test_the_gpu_plan_counts_and_times_each_kind_of_job():
     cfg = AblationConfig(tokenizers=("a", "b"), corpus=("c.txt",), tasks=("e3c", "frenchmedmcqa"), sizes=("small",),
-                         budget=1000, batch_size=60, seq_len=100, pretrain_seeds=(0, 1), seeds=(0, 1, 2))
+                         pretraining=Pretraining(budget=1000, batch_size=60, seq_len=100, seeds=(0, 1)),
+                         finetuning=Finetuning(seeds=(0, 1, 2)))
     rows = E.gpu_plan(cfg, {"e3c": (300, 30, 60, 1), "frenchmedmcqa": (300, 30, 60, 5)}, 100_000)
     pre, e3c, mcq = rows
     assert [r["job"] for r in rows] == ["pretrain", "finetune e3c", "finetune frenchmedmcqa"]
     assert pre["count"] == 4 and pre["minutes"] == pytest.approx((6_000_000 / 100_000 + E.JOB_OVERHEAD_S) / 60)
     assert e3c["count"] == mcq["count"] == 2 * 2 * 3 * 2  # arms x pretraining seeds x fine-tuning seeds x (arm, floor)
-    work = 200 * (cfg.finetune.epochs * (300 + 30 / 3) + 60 / 3)  # max length capped at 2 x seq_len
+    work = 200 * (cfg.finetuning.recipe.epochs * (300 + 30 / 3) + 60 / 3)  # max length capped at 2 x seq_len
     assert e3c["minutes"] == pytest.approx((work / 100_000 + E.JOB_OVERHEAD_S) / 60)
     assert mcq["minutes"] == pytest.approx((5 * work / 100_000 + E.JOB_OVERHEAD_S) / 60)
     assert all(r["fits_a_piece"] for r in rows) and pre["total_minutes"] == pytest.approx(4 * pre["minutes"])
     slow = E.gpu_plan(cfg, {}, 10_000)[0]
     assert slow["minutes"] > E.PIECE_MINUTES and not slow["fits_a_piece"]
-    no_floor = E.gpu_plan(dataclasses.replace(cfg, floor=False), {"e3c": (300, 30, 60, 1)}, 100_000)
+    no_floor = E.gpu_plan(dataclasses.replace(cfg, statistics=Statistics(floor=False)), {"e3c": (300, 30, 60, 1)}, 100_000)
     assert no_floor[1]["count"] == 2 * 2 * 3
 
 

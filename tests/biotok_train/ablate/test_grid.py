@@ -21,9 +21,9 @@ TABLE9_JOBS = "0f6d41e14bdbb26fc392acf884b51d4f11426348e286bdf55e9befd3f4fd64c2"
 
 
 def _grid(**kw):
-    cfg = AblationConfig(**kw)
+    cfg = AblationConfig.from_flat(**kw)
     legs = plan_legs(cfg, dict(zip(cfg.tokenizers, leg_names(cfg.tokenizers))))
-    fp = {"corpus": "C", "base": "B" if cfg.base else None, "tok": {leg.vocab: "T" + leg.vocab for leg in legs},
+    fp = {"corpus": "C", "base": "B" if cfg.base.model else None, "tok": {leg.vocab: "T" + leg.vocab for leg in legs},
           "task": {t: "K" + t for t in cfg.tasks}, "precision": "cpu:fp32"}
     g = build(cfg, legs, fp)
     return g, content_keys(g.jobs)
@@ -60,4 +60,4 @@ def test_curve_tasks_none_plans_no_curve_fine_tuning():
     assert set(none) < set(first) and all(none[k] == first[k] for k in none)  # the same jobs, fewer of them
     assert {k.split("/")[5] for k in both if k.startswith("curve/")} == {"e3c", "q"}
     assert all(both[k] == first[k] for k in first)
-    assert AblationConfig(**kw, curve_tasks=("e3c",)).curve_tasks is None  # the first task is the default
+    assert AblationConfig.from_flat(**kw, curve_tasks=("e3c",)).curve.tasks is None  # the first task is the default

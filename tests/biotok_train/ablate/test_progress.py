@@ -11,7 +11,7 @@ import pytest
 from biotok_train.ablate import engines
 from biotok_train.ablate.graph import content_keys
 from biotok_train.ablate.run import _Progress
-from biotok_train.ablate.config import EngineConfig
+from biotok_train.ablate.config import EngineConfig, Pretraining
 from tests.biotok_train.ablate import toyjobs as T
 
 LINE = re.compile(r"^job (\d)/5 done: ([a-e]) in [\d.]+ s; (\d) left(, ETA .+)?$")
@@ -111,8 +111,8 @@ def test_a_from_scratch_budget_on_the_plateau_gets_one_warning_line(caplog, monk
     jobs = _grid_jobs()
     threshold = f"{DecideConfig().plateau_positions:,}"
     for budget, warned in ((100, True), (DecideConfig().plateau_positions // (32 * 128) + 1, False)):
-        cfg = AblationConfig(tokenizers=("tokA", "tokB"), corpus=("c.txt",), tasks=("mytask",), budget=budget,
-                             batch_size=32, seq_len=128)
+        cfg = AblationConfig(tokenizers=("tokA", "tokB"), corpus=("c.txt",), tasks=("mytask",),
+                             pretraining=Pretraining(budget=budget, batch_size=32, seq_len=128))
         caplog.clear()
         with caplog.at_level(logging.INFO, logger="biotok_train.ablate.run"):
             R._announce(cfg, kind_eta(cfg, jobs, set(), {}), len(jobs), EngineConfig())
@@ -149,7 +149,7 @@ def test_the_cpu_table_counts_a_fine_tune_by_its_sentences_length_not_the_padded
     cfg = _cfg()
     short, unknown = _table(cfg, {"t": task(5)}, 1000.0, {})["finetune tiny t"], _table(
         cfg, {"t": SimpleNamespace(split=lambda n: [SimpleNamespace()] * (100 if n == "train" else 0))}, 1000.0, {})
-    work = (short - JOB_OVERHEAD_S) * 1000.0 / (cfg.finetune.epochs * 100)
+    work = (short - JOB_OVERHEAD_S) * 1000.0 / (cfg.finetuning.recipe.epochs * 100)
     assert work == pytest.approx(PIECES_PER_WORD * 5 + 2)  # positions per sentence: its pieces and the two special tokens
-    padded = (unknown["finetune tiny t"] - JOB_OVERHEAD_S) * 1000.0 / (cfg.finetune.epochs * 100)
+    padded = (unknown["finetune tiny t"] - JOB_OVERHEAD_S) * 1000.0 / (cfg.finetuning.recipe.epochs * 100)
     assert padded == pytest.approx(cfg.finetune_config(0).max_length)  # no words to count: the padded worst case

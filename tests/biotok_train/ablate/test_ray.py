@@ -12,7 +12,7 @@ import pytest
 
 from biotok_train.ablate.engines import run_local, run_ray
 from biotok_train.ablate.graph import DONE, FAILED, SKIPPED, Job, content_keys
-from biotok_train.ablate.config import EngineConfig
+from biotok_train.ablate.config import Curve, EngineConfig, Finetuning, Pretraining, Statistics
 from tests.biotok_train.ablate import toyjobs as T
 
 ray = pytest.importorskip("ray", reason="--engine ray needs Ray (pip install 'biotok[ray]')")
@@ -106,8 +106,10 @@ def test_a_real_ablation_is_byte_identical_local_ray_and_after_a_kill(tmp_path, 
 
     task = _bio_task(tmp_path / "task", n_test=8)
     cfg = AblationConfig(tokenizers=(str(tiny_wordpiece),), corpus=(str(sample_corpus),), tasks=(str(task),),
-                         budget=2, curve=(1,), batch_size=2, seq_len=32, seeds=(0, 1), n_words=10, heldout_every=50,
-                         finetune=FinetuneConfig(epochs=1, max_steps=2, batch_size=4), n_resamples=100)
+                         pretraining=Pretraining(budget=2, batch_size=2, seq_len=32),
+                         finetuning=Finetuning(seeds=(0, 1), recipe=FinetuneConfig(epochs=1, max_steps=2, batch_size=4)),
+                         curve=Curve(steps=(1,)),
+                         statistics=Statistics(n_words=10, heldout_every=50, n_resamples=100))
     out, one_thread = tmp_path / "out", EngineConfig(workers=1)
     run_ablation(cfg, out, progress=False, engine=one_thread)
     reference, plot = (out / "ablation.json").read_bytes(), (out / "heldout_curve.png").read_bytes()

@@ -12,7 +12,7 @@ import pytest
 from biotok_train.ablate import slots as S
 from biotok_train.ablate.engines import run_processes
 from biotok_train.ablate.graph import Job, content_keys
-from biotok_train.ablate.config import EngineConfig
+from biotok_train.ablate.config import Curve, EngineConfig, Finetuning, Pretraining
 
 from . import toyjobs as T
 
@@ -126,8 +126,9 @@ def test_the_units_of_an_ablation_grid():
     from biotok_train.ablate.plan import leg_names, plan_legs
     from biotok_train.ablate.config import AblationConfig
 
-    cfg = AblationConfig(tokenizers=("t/a", "t/b"), corpus=("c",), tasks=("e3c", "morfitt"), pretrain_seeds=(0, 1),
-                         seeds=(0, 1), budget=100, curve=(50,))
+    cfg = AblationConfig(tokenizers=("t/a", "t/b"), corpus=("c",), tasks=("e3c", "morfitt"),
+                         pretraining=Pretraining(seeds=(0, 1), budget=100), finetuning=Finetuning(seeds=(0, 1)),
+                         curve=Curve(steps=(50,)))
     legs = plan_legs(cfg, dict(zip(cfg.tokenizers, leg_names(cfg.tokenizers))))
     fp = {"corpus": "C", "base": None, "tok": {leg.vocab: "T" for leg in legs}, "task": {t: "K" for t in cfg.tasks},
           "precision": "cpu:fp32"}
