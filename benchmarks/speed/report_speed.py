@@ -35,7 +35,7 @@ def fake_jobs(data: dict) -> None:
     """The ablation's jobs replaced by fakes: fine-tuning predicts the gold answer of a seeded
     share of the test examples (smaller for floors), a constant wrong one elsewhere."""
     from biotok_train.ablate import jobs
-    from biotok_train.ablate.plan import encode
+    from biotok_train.ablate.store import encode
     from biotok_train.tasks import targets
 
     def finetune(env, task, model, seed, rel_run, task_key=None, *, needs):

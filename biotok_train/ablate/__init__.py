@@ -15,14 +15,15 @@ a verdict word; each arm against its floor, flagged when it does not beat it (th
 was too small to judge the vocabularies on that task); and, with several sizes, Kendall τ of
 the vocabulary rankings between sizes.
 
-The plan is a graph of jobs (:mod:`~biotok_train.ablate.grid`), each named by a typed
-:class:`~biotok_train.ablate.keys.Key` and with a done record keyed by the contents of its inputs
-(:mod:`~biotok_train.ablate.graph`, :mod:`~biotok_train.ablate.keys`), kept in the store
-(:mod:`~biotok_train.ablate.store`: records, costs, markers, the archives that carry them between
-machines): a rerun skips what is done and redoes what an input change made stale; an engine runs
-the rest (:mod:`~biotok_train.ablate.engines`: in process, processes, or Ray tasks on a laptop or
-a cluster). A recipe over it is configuration plus one call (:mod:`~biotok_train.ablate.experiment`:
-its command line, GPU slots included). Every path of OUT: :class:`~biotok_train.ablate.plan.Layout`.
+The plan is a list of jobs in plan order (:mod:`~biotok_train.ablate.plan`; each a
+:class:`~biotok_train.ablate.jobs.Job`), each named by a typed :class:`~biotok_train.ablate.keys.Key`
+and with a done record keyed by the contents of its inputs (:mod:`~biotok_train.ablate.keys`),
+kept in the store (:mod:`~biotok_train.ablate.store`: records, costs, markers, the archives that
+carry them between machines): a rerun skips what is done and redoes what an input change made
+stale; an engine runs the rest (:mod:`~biotok_train.ablate.engines`: in process, processes, or Ray
+tasks on a laptop or a cluster). A recipe over it is configuration plus one call
+(:mod:`~biotok_train.ablate.experiment`: its command line, GPU slots included). Every path of OUT:
+:class:`~biotok_train.ablate.store.Layout`.
 
 Layout of OUT::
 
@@ -42,7 +43,9 @@ Layout of OUT::
 from __future__ import annotations
 
 from biotok_train.ablate.analysis import analyze, compute_statistics, verdict_sentences, word_floor
-from biotok_train.ablate.graph import Job, Outcome, content_keys, execute
+from biotok_train.ablate.engines import Outcome, execute
+from biotok_train.ablate.jobs import Job
+from biotok_train.ablate.keys import content_keys
 from biotok_train.ablate.plan import Leg, leg_names, plan_legs, task_dir
 from biotok_train.ablate.render import markdown, plot, publish, published_readme, rewrite
 from biotok_train.ablate.results import MLM, AblationReport, ArmResult, Results, load

@@ -17,10 +17,10 @@ from biotok.io import versions_sentence
 from biotok_train import stats as S
 from biotok_train.ablate import plateau as P
 from biotok_train.ablate.command import command_line
-from biotok_train.ablate.grid import Grid, evaluate_key, pretrain_key
 from biotok_train.ablate.keys import Key
-from biotok_train.ablate.plan import Leg, comparison_pairs, decode, floor_name
+from biotok_train.ablate.plan import Leg, Plan, comparison_pairs, evaluate_key, floor_name, pretrain_key
 from biotok_train.ablate.results import MLM, ArmResult, Results, at_size, metric_label
+from biotok_train.ablate.store import decode
 from biotok_train.ablate.tasks import resolve_tasks
 from biotok_train.ablate.config import AblationConfig
 from biotok_train.tasks.examples import targets
@@ -38,7 +38,7 @@ class Evidence:
     cfg: AblationConfig
     out: Path
     legs: list[Leg]
-    grid: Grid
+    grid: Plan
     records: dict
     datasets: dict
     costs: dict

@@ -1,8 +1,8 @@
 """Who runs a plan's jobs: :func:`run_local` (in this process, in plan order, the default),
 :func:`run_ray` (Ray Core tasks, on a local instance or a running cluster) or :func:`run_processes`
 (a process pool of this machine: a bare GPU machine whose 64 MiB of luggage cannot hold Ray's wheel).
-Each skips the jobs already done, runs the others with :func:`~biotok_train.ablate.graph.execute`
-(the same records whichever engine) and returns every job's outcome: a failed job is one line, the
+Each skips the jobs already done (:func:`pending`), runs the others with :func:`execute` (the same
+records whichever engine) and returns every job's outcome: a failed job is one line, the
 jobs that need it are skipped, the others go on. Stops are prompt: a full, read-only or forbidden
 disk (:class:`~biotok.errors.OutputWriteError`), SIGTERM or Ctrl-C stops the running jobs too (a
 pretraining saves a checkpoint first), and a pool worker dies with its driver.
@@ -10,21 +10,123 @@ pretraining saves a checkpoint first), and a pool worker dies with its driver.
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import signal
 import threading
 import time
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable, Mapping, Optional, Sequence
 
 from biotok.errors import ConfigError, OutputWriteError, Terminated
 from biotok.pipes import keep_safe_std_streams
 from biotok.spawning import end_broken_pool, exit_with_parent, spawn_context
-from biotok_train.ablate.graph import DONE, FAILED, SKIPPED, Job, Outcome, execute, pending
+from biotok_train.ablate.jobs import Job
+from biotok_train.ablate.store import read_record, record_path, start_over_if_stale, write_record
 from biotok_train.ablate.config import EngineConfig
 from biotok_train.threads import Threads, capped, set_threads
 
 log = logging.getLogger(__name__)
+
+DONE, FAILED, SKIPPED = "done", "failed", "skipped"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What happened to a job: done (its result), failed (one line) or skipped (a need did not finish).
+    ``seconds``: its wall time where it ran; ``fatal``: it failed on a full, read-only or forbidden
+    disk, which every other job would meet too (an engine stops there, its message naming the file)."""
+
+    key: str
+    status: str
+    result: Any = None
+    message: str = ""
+    seconds: float = 0.0
+    fatal: bool = False
+
+
+def one_line(e: BaseException) -> str:
+    """An exception as one line: its message (a biotok error says it all) or its type and message."""
+    from biotok.errors import BiotokError  # lazy: keeps the error classes out of job pickles
+
+    text = " ".join(str(e).split()) or type(e).__name__
+    return text if isinstance(e, (BiotokError, OSError)) else f"{type(e).__name__}: {text}"
+
+
+DISK_ERRORS = (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES)  # every job would meet them: stop
+
+
+def disk_error(e: BaseException) -> OSError | None:
+    """The OSError of a full, read-only or forbidden disk behind ``e`` (itself, one it wraps or was
+    raised from, or one a Rust library spelled out), else None."""
+    from biotok.output import as_os_error  # lazy: keeps job pickles small
+
+    seen = set()
+    while e is not None and id(e) not in seen:
+        seen.add(id(e))
+        oe = as_os_error(e)
+        if oe is not None and oe.errno in DISK_ERRORS:
+            return oe
+        e = e.__cause__ or e.__context__
+    return None
+
+
+def execute(env: Any, job: Job, content: str, *upstream: Outcome) -> Outcome:
+    """Run ``job`` (unless a need did not finish), write its record and its cost; never raises for
+    the job's own failure: a failed job is an :class:`Outcome` with one line (``fatal`` on a disk
+    error, said by the engine that stops, not here)."""
+    bad = next((u for u in upstream if u.status != DONE), None)
+    if bad is not None:
+        return Outcome(job.key, SKIPPED, message=f"needs {bad.key}, which {bad.status}")
+    out = Path(env.out)
+    cpu, wall = time.process_time(), time.perf_counter()
+    try:
+        start_over_if_stale(out, job.key, job.owns, content)
+        result = job.run(env, *job.args, needs={u.key: u.result for u in upstream})
+        write_record(out, job.key, content, result, {"cpu_s": round(time.process_time() - cpu, 2),
+                                                     "wall_s": round(time.perf_counter() - wall, 2), "device": _device(job)})
+    except Exception as e:  # noqa: BLE001  (any failure of one job is reported, the others go on)
+        seconds, message = time.perf_counter() - wall, one_line(e)
+        where = out / job.owns[0] if job.owns else record_path(out, job.key)
+        if isinstance(e, OSError) and not e.filename:  # a write that failed without naming its file
+            message += f" (writing {where})"
+        from biotok.errors import BiotokError, OutputWriteError  # lazy: keeps job pickles small
+        from biotok.output import os_error_message  # lazy: as above
+
+        oe = disk_error(e)
+        if oe is not None or isinstance(e, OutputWriteError):  # the disk: every job would fail so, stop
+            # a biotok error names its file already; an OSError names its own, else the job's
+            text = one_line(e) if isinstance(e, BiotokError) else os_error_message(oe, oe.filename or where)
+            return Outcome(job.key, FAILED, message=f"job {job.key}: {text}", seconds=seconds, fatal=True)
+        log.error("job %s failed: %s", job.key, message)
+        return Outcome(job.key, FAILED, message=message, seconds=seconds)
+    return Outcome(job.key, DONE, result, seconds=time.perf_counter() - wall)
+
+
+def _device(job: Job) -> str:
+    """Where a job ran, in words: cpu, or the GPU this process sees (a job that used torch)."""
+    import sys  # lazy: one use
+
+    torch = sys.modules.get("torch")  # never imported here: a job that did not use torch ran on the CPU
+    if job.gpus <= 0 or torch is None or not torch.cuda.is_available():
+        return "cpu"
+    return torch.cuda.get_device_name(0)
+
+
+def pending(out: str | os.PathLike[str], jobs: Sequence[Job], keys: Mapping[str, str]) -> dict[str, Outcome]:
+    """The jobs already done (their outcome, read from their records): an engine runs the others."""
+    done = {}
+    for job in jobs:
+        ok, result = read_record(out, job.key, keys[job.key])
+        fits = getattr(job.run, "fits", None)  # a job's own check of what its record holds (its inputs)
+        if ok and fits is not None and not fits(*job.args, result=result):
+            log.warning("%s was not made of the inputs its key names: its job is run again", record_path(out, job.key))
+            ok = False
+        if ok:
+            done[job.key] = Outcome(job.key, DONE, result)
+    return done
 
 
 OnDone = Optional[Callable[[Outcome], None]]  # called in the driver's process as each job run here settles
@@ -372,4 +474,4 @@ def _settled(job: Job, outcomes: Mapping[str, Outcome]) -> Outcome:
     return o
 
 
-__all__ = ["check", "gpu_share", "run", "run_local", "run_processes", "run_ray", "set_threads", "start_ray"]
+__all__ = ["DISK_ERRORS", "DONE", "FAILED", "SKIPPED", "Outcome", "check", "disk_error", "execute", "gpu_share", "pending", "run", "run_local", "run_processes", "run_ray", "set_threads", "start_ray"]

@@ -111,7 +111,7 @@ def phase(work: Path, name: str, inputs, make: Callable[[], object]):
     a phase is redone when what it is made from changes, not kept because a file exists. A NAME
     ending in .json holds ``make()``'s result (returned); any other is a folder ``make`` writes. One
     made before phases.json existed is taken as it is, its inputs recorded."""
-    from biotok_train.ablate.graph import digest  # lazy: one use
+    from biotok_train.ablate.keys import digest  # lazy: one use
 
     path, key = work / name, digest(inputs)
     try:

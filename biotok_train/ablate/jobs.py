@@ -1,6 +1,8 @@
-"""The jobs of an ablation: module-level functions of plain arguments, each returning a JSON value
-(what its done record keeps). :mod:`biotok_train.ablate.plan` puts them in a graph; an engine
-runs them in this process or in others (Ray), so each reads what it needs from OUT itself.
+"""The jobs of an ablation: :class:`Job` (key, needs, a module-level function and its plain,
+picklable arguments: an engine may ship it to another process or machine) and the functions, each
+returning a JSON value (what its done record keeps). :mod:`biotok_train.ablate.plan` puts them in
+plan order; an engine runs them in this process or in others (Ray), so each reads what it needs
+from OUT itself.
 
 Every function takes ``env`` (:class:`Env`: the recipe and OUT), its arguments, and ``needs``
 (the results of the jobs it needs, by key).
@@ -15,12 +17,32 @@ import logging
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Callable
 
 from biotok.output import atomic_directory
-from biotok_train.ablate.plan import TOKENIZER_FILES, Layout, data_dir, encode, snapshot_dir
+from biotok_train.ablate.store import Layout, data_dir, encode, snapshot_dir
 from biotok_train.ablate.config import AblationConfig
 
 log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Job:
+    """One unit of work. ``run(env, *args, needs={key: result})`` returns a JSON value.
+
+    ``inputs``: a digest of the job's own inputs (contents and settings, no paths); ``owns``:
+    folders under OUT it writes (removed before it starts over); ``gpus``: GPUs it asks of an
+    engine that schedules them; ``shares_gpu``: it asks for the engine's per-job share instead
+    (``--gpus-per-job``: several small fine-tunings on one GPU)."""
+
+    key: str
+    run: Callable[..., Any]
+    args: tuple = ()
+    needs: tuple[str, ...] = ()
+    inputs: str = ""
+    owns: tuple[str, ...] = ()
+    gpus: float = 0.0
+    shares_gpu: bool = False
 
 
 @dataclass(frozen=True)
@@ -116,6 +138,10 @@ def transfer(env: Env, method: str, vocab: str, tokenizer: str, needs: dict) -> 
     transfer_to(env.cfg.base.model, _model_path(env, tokenizer), Path(env.out) / rel, TransferConfig(method, seed=0), force=True)
     saved = json.loads((Path(env.out) / rel / MARKER).read_text(encoding="utf-8"))
     return {"model": rel, "counts": saved.get("counts", {}) if isinstance(saved, dict) else {}}
+
+
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "added_tokens.json",
+                   "vocab.txt", "vocab.json", "merges.txt", "spm.model", "sentencepiece.bpe.model")
 
 
 def random_like(env: Env, template: str, seed: int, rel_out: str, needs: dict) -> dict:
@@ -290,5 +316,5 @@ def probe(env: Env, vocabs: dict, needs: dict) -> dict:
                               fair=True, progress=env.progress)
 
 
-__all__ = ["Env", "Shared", "evaluate", "extend", "finetune", "prepare", "pretrain", "probe", "random_bert", "random_like",
+__all__ = ["Env", "Job", "Shared", "TOKENIZER_FILES", "evaluate", "extend", "finetune", "prepare", "pretrain", "probe", "random_bert", "random_like",
            "shared", "transfer"]

@@ -7,8 +7,13 @@ task, fine-tuning seed, curve step); ``str(key)`` is the job key that names its 
 The contents: the corpus (its files' sha256), each vocabulary (its tokenizer's fingerprint), the
 base (its model files' sha256), each task (the sha256 of the files its reader opened) and the
 arithmetic. A path moved with the same content keeps its key; a file changed in place does not.
-:func:`fingerprints` is what every job's inputs are made of (:func:`biotok_train.ablate.grid.build`
-says which job takes which)."""
+:func:`fingerprints` is what every job's inputs are made of (:func:`biotok_train.ablate.plan.make_plan`
+says which job takes which).
+
+A job's *content key* (:func:`content_keys`) hashes its own inputs (contents and settings, never a
+path) and its needs' content keys, so a changed input makes exactly the jobs downstream of it stale;
+a job is *done* when ``OUT/jobs/KEY.json`` holds a record of that key. A killed job's files are
+resumed when it was started with the same content key, removed otherwise."""
 
 from __future__ import annotations
 
@@ -17,10 +22,13 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from biotok.io import sha256_files
 from biotok_train.ablate.config import AblationConfig
+
+if TYPE_CHECKING:
+    from biotok_train.ablate.jobs import Job
 
 # the kinds of job, in the order a plan first makes them
 KINDS = ("extend", "prepare", "transfer", "init", "floor-model", "pretrain", "evaluate", "finetune", "curve", "probe")
@@ -31,6 +39,17 @@ def digest(*parts: Any) -> str:
     """sha256 of the JSON of ``parts``: the content key of plain values."""
     text = json.dumps(parts, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def content_keys(jobs: Sequence[Job]) -> dict[str, str]:
+    """Each job's content key: its key, its own inputs, and its needs' content keys (in plan order)."""
+    keys: dict[str, str] = {}
+    for job in jobs:
+        missing = [n for n in job.needs if n not in keys]
+        if missing:
+            raise ValueError(f"job {job.key} needs {missing[0]}, which is not planned before it")
+        keys[job.key] = digest(job.key, job.inputs, [keys[n] for n in job.needs])
+    return keys
 
 
 @dataclass(frozen=True)
@@ -210,7 +229,7 @@ def task_identity(task: str, data=None) -> str:
 
 def fingerprints(cfg: AblationConfig, legs, datasets: dict, corpus: str, precision: str | None = None) -> dict:
     """{"corpus", "base", "tok": {vocab: fingerprint}, "task": {task: key}, "precision"} for
-    :func:`grid.build` (``precision``: another machine's arithmetic, default this one's)."""
+    :func:`~biotok_train.ablate.plan.make_plan` (``precision``: another machine's arithmetic, default this one's)."""
     from biotok.formats import load  # lazy: tokenizers
 
     toks = {}
@@ -247,5 +266,5 @@ def precision_key() -> str:
     return f"{device.type}:{'bf16' if bf16_supported(device) else 'fp32'}"
 
 
-__all__ = ["KINDS", "Key", "corpus_key", "extended_key", "files_sha256", "fingerprints", "keep_tasks", "model_key", "finetune_settings",
+__all__ = ["KINDS", "Key", "content_keys", "digest", "corpus_key", "extended_key", "files_sha256", "fingerprints", "keep_tasks", "model_key", "finetune_settings",
            "precision_key", "task_identity", "task_key"]

@@ -9,8 +9,7 @@ from itertools import groupby
 from typing import Sequence
 
 from biotok_train import stats as S
-from biotok_train.ablate.grid import evaluate_key, heldout_key
-from biotok_train.ablate.plan import comparison_pairs
+from biotok_train.ablate.plan import comparison_pairs, evaluate_key, heldout_key
 from biotok_train.ablate.results import ArmResult, at_size, metric_label
 
 HELDOUT_FIELDS = ("positions", "loss", "floor_loss", "gap", "gap_low", "gap_high", "left_plateau", "top1", "floor_top1")

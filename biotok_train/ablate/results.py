@@ -133,7 +133,7 @@ class Results:
 
     def write(self, out: Path) -> None:
         """ablation.json and costs.json in ``out``, atomically."""
-        from biotok_train.ablate.graph import write_json  # lazy: the store's writer
+        from biotok_train.ablate.store import write_json  # lazy: the store's writer
 
         write_json(out / "ablation.json", self.to_json(), indent=2)
         write_json(out / "costs.json", self.costs, indent=2)

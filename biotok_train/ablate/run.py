@@ -1,5 +1,5 @@
 """The driver of an ablation: inputs checked at the door, OUT opened (one run at a time, the same
-recipe, the corpus split), the jobs planned (:mod:`~biotok_train.ablate.grid`) and run by an
+recipe, the corpus split), the jobs planned (:mod:`~biotok_train.ablate.plan`) and run by an
 engine (:mod:`~biotok_train.ablate.engines`), then, once every job is done, the report written
 from their records (:func:`run_ablation`)."""
 
@@ -16,13 +16,13 @@ from biotok.output import LOCK_NAME, atomic_directory, run_lock
 from biotok_train.ablate import engines, render
 from biotok_train.ablate.analysis import Evidence, analyze
 from biotok_train.ablate.command import command_line
-from biotok_train.ablate.eta import KindEta, kind_eta
-from biotok_train.ablate.graph import DONE, FAILED, content_keys, costs, pending, select, write_json
-from biotok_train.ablate.grid import Grid, build
+from biotok_train.ablate.estimate import KindEta, kind_eta
+from biotok_train.ablate.engines import DONE, FAILED, pending
 from biotok_train.ablate.jobs import Env
-from biotok_train.ablate.keys import corpus_key, fingerprints, keep_tasks
-from biotok_train.ablate.plan import Layout, leg_names, plan_legs, read_json
+from biotok_train.ablate.keys import content_keys, corpus_key, fingerprints, keep_tasks
+from biotok_train.ablate.plan import Plan, leg_names, make_plan, plan_legs, select
 from biotok_train.ablate.results import AblationReport, load
+from biotok_train.ablate.store import Layout, read_costs, read_json, write_json
 from biotok_train.ablate.tasks import task_data
 from biotok_train.config import MAX_SEQ_LEN
 from biotok_train.ablate.config import AblationConfig, EngineConfig, check_precision
@@ -163,7 +163,7 @@ def run_ablation(cfg: AblationConfig, out: str | os.PathLike[str], progress: boo
         with run_lock(out, "ablate"):
             _open(cfg, out, force)
             done = pending(out, jobs, keys)
-            eta = kind_eta(cfg, jobs, set(done), costs(out, keys), datasets)
+            eta = kind_eta(cfg, jobs, set(done), read_costs(out, keys), datasets)
             if progress:  # --quiet: nothing but errors (the probe's plan line likewise)
                 _announce(cfg, eta, len(jobs), engine)
             said = _Progress(len(jobs) - len(done), on_done, eta)
@@ -177,7 +177,7 @@ def run_ablation(cfg: AblationConfig, out: str | os.PathLike[str], progress: boo
                              len(grid.jobs), out)
                     return None
             records = {k: o.result for k, o in outcomes.items()}
-            return _report(Evidence(cfg, out, legs, grid, records, datasets, costs(out, keys)))
+            return _report(Evidence(cfg, out, legs, grid, records, datasets, read_costs(out, keys)))
     except BaseException:
         if created and not (out / "jobs").is_dir():  # nothing worth resuming yet: leave no partial folder
             shutil.rmtree(out, ignore_errors=True)
@@ -186,7 +186,7 @@ def run_ablation(cfg: AblationConfig, out: str | os.PathLike[str], progress: boo
 
 def _announce(cfg: AblationConfig, eta: KindEta, total: int, engine: EngineConfig) -> None:
     """Before the long part: the jobs to run and their estimated time on this machine, per kind
-    (:mod:`~biotok_train.ablate.eta`); a from-scratch budget known to stay on the plateau at that
+    (:mod:`~biotok_train.ablate.estimate`); a from-scratch budget known to stay on the plateau at that
     size on a CPU, one warning line naming the measured threshold (:func:`biotok.decide.plateau_warning`)."""
     from biotok.decide import plateau_warning  # lazy: one use
 
@@ -251,11 +251,11 @@ def _duration(seconds: float) -> str:
     return f"{m} min {s:02d} s" if m < 60 else f"{m // 60} h {m % 60:02d} min"
 
 
-def _plan(cfg: AblationConfig, datasets: dict, corpus: str, precision: str | None) -> tuple[list, Grid, dict]:
-    """The arms, every job (:func:`~biotok_train.ablate.grid.build`) and their content keys."""
+def _plan(cfg: AblationConfig, datasets: dict, corpus: str, precision: str | None) -> tuple[list, Plan, dict]:
+    """The arms, every job (:func:`~biotok_train.ablate.plan.make_plan`) and their content keys."""
     tokenizers = list(cfg.tokenizers)
     legs = plan_legs(cfg, dict(zip(tokenizers, leg_names(tokenizers))))
-    grid = build(cfg, legs, fingerprints(cfg, legs, datasets, corpus, precision))
+    grid = make_plan(cfg, legs, fingerprints(cfg, legs, datasets, corpus, precision))
     return legs, grid, content_keys(grid.jobs)
 
 

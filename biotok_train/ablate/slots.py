@@ -17,8 +17,9 @@ import time
 from dataclasses import dataclass
 from typing import Callable, Iterable, Mapping, Sequence
 
-from biotok_train.ablate.graph import Job, select
+from biotok_train.ablate.jobs import Job
 from biotok_train.ablate.keys import Key
+from biotok_train.ablate.plan import select
 from biotok_train.ablate.store import home_records
 from biotok_train.ablate.config import AblationConfig, EngineConfig
 

@@ -1,4 +1,5 @@
-"""Where an ablation's results live: each job's done record (``OUT/jobs/KEY.json``), its cost
+"""Where everything lives in an ablation's OUT (:class:`Layout`, the one place its paths are spelled)
+and its results: each job's done record (``OUT/jobs/KEY.json``), its cost
 (``KEY.cost.json``) and start marker (``KEY.started``), and the archives that carry records between
 machines (:func:`export_records`, :func:`import_records`: a GPU slot sends back only small files).
 
@@ -21,13 +22,14 @@ import shutil
 import stat
 import tarfile
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path, PurePath, PurePosixPath
 from typing import Any, Callable, Iterable, Sequence
 
 from biotok.errors import ConfigError
 from biotok.output import atomic_file
 
 log = logging.getLogger(__name__)
+
 
 MANIFEST = "piece.json"  # inside an archive: where its records were made
 PIECES = "pieces.json"  # in OUT: the manifests of every archive merged there (and what each brought)
@@ -38,6 +40,55 @@ _XZ_MEMLIMIT = 256 << 20  # memory liblzma may take to decode (xz -9 needs 65 Mi
 _BLOCK = 1 << 16
 _PART = re.compile(r"[\w.+=-]+")  # one folder or file name of a member under jobs/
 _MERGED = "merged"  # in a pieces.json entry: the archive's file name and the sha256 of each record it brought
+
+
+# --- the layout of OUT --------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Layout:
+    """Every path under an ablation's OUT (see :mod:`biotok_train.ablate`), the one place they are
+    spelled: under ``out``, or relative to it (the default: what jobs own and take as arguments)."""
+
+    out: PurePath = PurePosixPath()
+
+    def corpus(self, name: str = "") -> PurePath:
+        """corpus/: the split (pretrain.txt, heldout.txt, done)."""
+        return self.out / "corpus" / name if name else self.out / "corpus"
+
+    def data(self, vocab: str, heldout: bool = False) -> PurePath:
+        """data/VOCAB: the pretraining text prepared with VOCAB (data/VOCAB.heldout: the held-out lines)."""
+        return self.out / "data" / (f"{vocab}.heldout" if heldout else vocab)
+
+    def transfer(self, method: str, vocab: str) -> PurePath:
+        return self.out / "transfer" / method / vocab
+
+    def extend(self, vocab: str) -> PurePath:
+        """extend/VOCAB: the base's tokenizer extended (``biotok extend``), the extend arm's vocabulary."""
+        return self.out / "extend" / vocab
+
+    def init(self, vocab: str, p: int) -> PurePath:
+        """init/random.VOCAB/pP: the base's architecture with random weights and VOCAB's tokenizer."""
+        return self.out / "init" / f"random.{vocab}" / f"p{p}"
+
+    def run(self, size: str, arm: str, p: int, step: int | None = None) -> PurePath:
+        """arms/SIZE/ARM/pP: one pretraining seed of an arm (model/, curve/, TASK/fF); with ``step``,
+        arms/SIZE/ARM/kK/pP: the curve's fine-tunes of its model after K steps."""
+        return self.out / "arms" / size / arm / (f"k{step}" if step is not None else "") / f"p{p}"
+
+    def floor_model(self, size: str, arm: str, p: int) -> PurePath:
+        return self.out / "arms" / size / arm / "floor" / f"p{p}" / "model"
+
+    def probe(self) -> PurePath:
+        return self.out / "probe"
+
+
+def data_dir(out: Path, vocab: str, heldout: bool = False) -> Path:
+    """OUT/data/VOCAB (:meth:`Layout.data`)."""
+    return Path(Layout(Path(out)).data(vocab, heldout))
+
+
+def snapshot_dir(run_dir: Path, step: int) -> Path:
+    """RUN/curve/step-K: a pretraining run's model after K steps (a point of the curve)."""
+    return run_dir / "curve" / f"step-{step}"
 
 
 # --- the records of OUT -------------------------------------------------------------------------------
@@ -55,6 +106,27 @@ def write_json(path: Path, obj: Any, indent: int | None = 1) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     with atomic_file(path, force=True) as tmp:
         tmp.write_text(json.dumps(obj, indent=indent, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def read_json(path: Path):
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def encode(x):
+    """Predictions as JSON: sets become {"__set__": [...]} so that they come back as sets."""
+    if isinstance(x, (set, frozenset)):
+        return {"__set__": sorted(encode(v) for v in x)}
+    if isinstance(x, (list, tuple)):
+        return [encode(v) for v in x]
+    return x
+
+
+def decode(x):
+    if isinstance(x, dict) and set(x) == {"__set__"}:
+        return set(x["__set__"])
+    if isinstance(x, list):
+        return [decode(v) for v in x]
+    return x
 
 
 def read_record(out: str | os.PathLike[str], key: str, content: str | None) -> tuple[bool, Any]:
@@ -552,6 +624,6 @@ def recorded_precision(out: str | os.PathLike[str]) -> str | None:
     return found[0] if found else None
 
 
-__all__ = ["MANIFEST", "MAX_EXPANDED", "MAX_MEMBER", "MAX_MEMBERS", "PIECES", "Archive", "cost_path", "export_records",
-           "home_records", "import_records", "pack_file", "read_archive", "read_costs", "read_pieces", "read_record",
-           "record_path", "recorded_precision", "start_over_if_stale", "unpack_file", "write_json", "write_record"]
+__all__ = ["MANIFEST", "MAX_EXPANDED", "MAX_MEMBER", "MAX_MEMBERS", "PIECES", "Archive", "Layout", "cost_path", "data_dir",
+           "decode", "encode", "export_records", "home_records", "import_records", "pack_file", "read_archive", "read_costs", "read_json", "read_pieces", "read_record",
+           "record_path", "recorded_precision", "snapshot_dir", "start_over_if_stale", "unpack_file", "write_json", "write_record"]

@@ -10,9 +10,8 @@ import pytest
 
 from benchmarks import _common as C
 from benchmarks.experiments import plateau_fr as P
-from biotok_train.ablate.graph import content_keys
-from biotok_train.ablate.grid import build
-from biotok_train.ablate.plan import leg_names, plan_legs
+from biotok_train.ablate.keys import content_keys
+from biotok_train.ablate.plan import leg_names, make_plan, plan_legs
 
 
 def _keys(cfg) -> dict[str, str]:
@@ -20,7 +19,7 @@ def _keys(cfg) -> dict[str, str]:
     legs = plan_legs(cfg, dict(zip(cfg.tokenizers, leg_names(cfg.tokenizers))))
     fp = {"corpus": "C", "base": None, "tok": {leg.vocab: leg.vocab for leg in legs}, "task": {"e3c": "K"},
           "precision": "cpu:fp32"}
-    return content_keys(build(cfg, legs, fp).jobs)
+    return content_keys(make_plan(cfg, legs, fp).jobs)
 
 
 def test_the_plateau_search_shares_its_pretraining_with_the_ablation_at_its_budget():

@@ -10,9 +10,8 @@ import pytest
 
 from benchmarks import _common as C
 from benchmarks.experiments import transfer_cpu as P
-from biotok_train.ablate.graph import content_keys
-from biotok_train.ablate.grid import build
-from biotok_train.ablate.plan import leg_names, plan_legs
+from biotok_train.ablate.keys import content_keys
+from biotok_train.ablate.plan import leg_names, make_plan, plan_legs
 
 
 def test_the_recipe_is_the_two_transfer_arms_on_a_heldout_curve():
@@ -20,7 +19,7 @@ def test_the_recipe_is_the_two_transfer_arms_on_a_heldout_curve():
     legs = plan_legs(cfg, dict(zip(cfg.tokenizers, leg_names(cfg.tokenizers))))
     assert [leg.name for leg in legs] == ["transfer-fvt.tok-clinical-8000", "transfer-random.tok-clinical-8000"]
     fp = {"corpus": "C", "base": "B", "tok": {"tok-clinical-8000": "T"}, "task": {"e3c": "K"}, "precision": "cpu"}
-    keys = content_keys(build(cfg, legs, fp).jobs)
+    keys = content_keys(make_plan(cfg, legs, fp).jobs)
     steps = (0, 10, 25, 50, 100, 150, 200)
     assert {k for k in keys if k.startswith("evaluate/")} == {
         f"evaluate/as-base/{leg.name}/p0{f'/k{k}' if k is not None else ''}" for leg in legs for k in (*steps, None)}

@@ -69,7 +69,8 @@ def test_extend_arm_keeps_every_base_row_and_answers_keep_extend_replace(tmp_pat
 
 
 def test_extend_arm_plan_keys_and_options(tmp_path, sample_corpus, tiny_unigram):
-    from biotok_train.ablate.plan import Layout, comparison_pairs, plan_legs
+    from biotok_train.ablate.plan import comparison_pairs, plan_legs
+    from biotok_train.ablate.store import Layout
 
     cfg = AblationConfig(tokenizers=(str(tiny_unigram),), corpus=(str(sample_corpus),), arms=("continual", "extend"),
                          base=Base(model="models/base", extend_add=500))

@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 
 from biotok_train.ablate import run_ablation
-from biotok_train.ablate.graph import content_keys
-from biotok_train.ablate.grid import build
-from biotok_train.ablate.keys import KINDS, Key, task_key
-from biotok_train.ablate.plan import leg_names, plan_legs
+from biotok_train.ablate.jobs import Job
+from biotok_train.ablate.keys import KINDS, Key, content_keys, task_key
+from biotok_train.ablate.plan import leg_names, make_plan, plan_legs
 from biotok_train.ablate.config import AblationConfig, Finetuning, Pretraining, Statistics
 from biotok_train.tasks import load
+from tests.biotok_train.ablate import toyjobs as T
 from tests.biotok_train.ablate.test_run import _fake_ablation, _bio_task
 
 SHARED = Path(os.environ.get("BIOTOK_SHARED_DATA", Path(__file__).resolve().parents[3] / ".." / "shared" / "data"))
@@ -84,9 +84,14 @@ def test_an_edited_task_file_reruns_its_fine_tunes_and_a_moved_one_does_not(tmp_
     assert ran == []
 
 
-def _grid(cfg: AblationConfig, fp: dict) -> dict:
+def _content_keys(cfg: AblationConfig, fp: dict) -> dict:
     legs = plan_legs(cfg, dict(zip(cfg.tokenizers, leg_names(cfg.tokenizers))))
-    return content_keys(build(cfg, legs, fp).jobs)
+    return content_keys(make_plan(cfg, legs, fp).jobs)
+
+
+def test_a_need_planned_after_its_job_is_refused():
+    with pytest.raises(ValueError, match="needs b"):
+        content_keys([Job("a", T.add, ("a",), ("b",)), Job("b", T.add, ("b",))])
 
 
 def test_each_input_changed_in_turn_reruns_exactly_the_jobs_that_depend_on_it():
@@ -94,10 +99,10 @@ def test_each_input_changed_in_turn_reruns_exactly_the_jobs_that_depend_on_it():
                          pretraining=Pretraining(seeds=(0,)), finetuning=Finetuning(seeds=(0, 1)))
     fp = {"corpus": "C", "base": None, "tok": {"x": "TX", "y": "TY"}, "task": {"e3c": "K1", "morfitt": "K2"},
           "precision": "cpu:fp32"}
-    before = _grid(cfg, fp)
+    before = _content_keys(cfg, fp)
 
     def stale(**change) -> set[str]:
-        after = _grid(cfg, {**fp, **change})
+        after = _content_keys(cfg, {**fp, **change})
         assert set(after) == set(before)
         return {k for k in before if before[k] != after[k]}
 
@@ -119,10 +124,10 @@ def test_each_setting_changed_reruns_exactly_the_jobs_it_enters():
     cfg = AblationConfig(tokenizers=("t/x",), corpus=("c",), tasks=("e3c",), pretraining=Pretraining(seeds=(0,)),
                          finetuning=Finetuning(seeds=(0,)))
     fp = {"corpus": "C", "base": None, "tok": {"x": "TX"}, "task": {"e3c": "K1"}, "precision": "cpu:fp32"}
-    before = _grid(cfg, fp)
+    before = _content_keys(cfg, fp)
 
     def stale(**change) -> set[str]:
-        after = _grid(AblationConfig.from_flat(**{**cfg.flat(), **change}), fp)
+        after = _content_keys(AblationConfig.from_flat(**{**cfg.flat(), **change}), fp)
         return {k for k in before if before[k] != after.get(k)}
 
     arm = {"pretrain/tiny/x/p0", "evaluate/tiny/x/p0", "finetune/tiny/x/p0/e3c/f0"}
@@ -146,7 +151,7 @@ def _toy_plan(**kw) -> list[str]:
     tasks = dict.fromkeys((*cfg.tasks, *cfg.curve_task_list))
     fp = {"corpus": "c", "base": "b" if cfg.base.model else None, "tok": {leg.vocab: leg.vocab for leg in legs},
           "task": {t: f"{i}" * 64 for i, t in enumerate(tasks)}, "precision": "cpu:fp32"}
-    return [j.key for j in build(cfg, legs, fp).jobs]
+    return [j.key for j in make_plan(cfg, legs, fp).jobs]
 
 
 PLANS = {"scratch": dict(tokenizers=("/x/a", "/x/b"), tasks=("ner-x", "/nowhere/t.conll"), sizes=("tiny", "small"),

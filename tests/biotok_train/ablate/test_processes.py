@@ -6,7 +6,9 @@ from __future__ import annotations
 import pytest
 
 from biotok_train.ablate.engines import run_local, run_processes
-from biotok_train.ablate.graph import DONE, FAILED, SKIPPED, Job, content_keys
+from biotok_train.ablate.engines import DONE, FAILED, SKIPPED
+from biotok_train.ablate.jobs import Job
+from biotok_train.ablate.keys import content_keys
 from biotok_train.ablate.config import EngineConfig
 from tests.biotok_train.ablate import toyjobs as T
 

@@ -11,7 +11,9 @@ import shutil
 import pytest
 
 from biotok_train.ablate.engines import run_local, run_ray
-from biotok_train.ablate.graph import DONE, FAILED, SKIPPED, Job, content_keys
+from biotok_train.ablate.engines import DONE, FAILED, SKIPPED
+from biotok_train.ablate.jobs import Job
+from biotok_train.ablate.keys import content_keys
 from biotok_train.ablate.config import Curve, EngineConfig, Finetuning, Pretraining, Statistics
 from tests.biotok_train.ablate import toyjobs as T
 
@@ -156,7 +158,7 @@ import errno, os, sys, tempfile, time
 import ray
 from biotok.errors import OutputWriteError
 from biotok_train.ablate.engines import run_ray
-from biotok_train.ablate.graph import content_keys
+from biotok_train.ablate.keys import content_keys
 from biotok_train.ablate.config import EngineConfig
 from tests.biotok_train.ablate import toyjobs as T
 

@@ -11,7 +11,8 @@ import pytest
 
 from biotok_train.ablate import slots as S
 from biotok_train.ablate.engines import run_processes
-from biotok_train.ablate.graph import Job, content_keys
+from biotok_train.ablate.jobs import Job
+from biotok_train.ablate.keys import content_keys
 from biotok_train.ablate.config import Curve, EngineConfig, Finetuning, Pretraining
 
 from . import toyjobs as T
@@ -122,8 +123,7 @@ def test_device_name_and_seed_of():
 def test_the_units_of_an_ablation_grid():
     """On the grid ``ablate`` plans (2 vocabularies from scratch, 2 tasks, 2 x 2 seeds, a curve): each
     pretraining with its evaluations (final and the curve's) and fine-tunes (final and the curve's)."""
-    from biotok_train.ablate.grid import build
-    from biotok_train.ablate.plan import leg_names, plan_legs
+    from biotok_train.ablate.plan import leg_names, make_plan, plan_legs
     from biotok_train.ablate.config import AblationConfig
 
     cfg = AblationConfig(tokenizers=("t/a", "t/b"), corpus=("c",), tasks=("e3c", "morfitt"),
@@ -132,7 +132,7 @@ def test_the_units_of_an_ablation_grid():
     legs = plan_legs(cfg, dict(zip(cfg.tokenizers, leg_names(cfg.tokenizers))))
     fp = {"corpus": "C", "base": None, "tok": {leg.vocab: "T" for leg in legs}, "task": {t: "K" for t in cfg.tasks},
           "precision": "cpu:fp32"}
-    us = {u.name: u for u in S.units(build(cfg, legs, fp).jobs)}
+    us = {u.name: u for u in S.units(make_plan(cfg, legs, fp).jobs)}
     a0 = us["pretrain/tiny/a/p0"]
     assert a0.model and set(a0.jobs) == {"pretrain/tiny/a/p0", "evaluate/tiny/a/p0", "evaluate/tiny/a/p0/k50",
                                          *(f"finetune/tiny/a/p0/{t}/f{f}" for t in cfg.tasks for f in (0, 1)),

@@ -19,7 +19,8 @@ import pytest
 
 from biotok.errors import OutputWriteError
 from biotok_train.ablate.engines import run_local, run_processes
-from biotok_train.ablate.graph import Job, content_keys
+from biotok_train.ablate.jobs import Job
+from biotok_train.ablate.keys import content_keys
 from biotok_train.ablate.config import EngineConfig
 from tests.biotok_train.ablate import toyjobs as T
 
@@ -75,7 +76,8 @@ DRIVER = """
 import signal, sys
 from biotok.errors import Terminated
 from biotok_train.ablate.engines import run
-from biotok_train.ablate.graph import Job, content_keys
+from biotok_train.ablate.jobs import Job
+from biotok_train.ablate.keys import content_keys
 from biotok_train.ablate.config import EngineConfig
 from tests.biotok_train.ablate import toyjobs as T
 

@@ -75,7 +75,7 @@ def wait_for(env: ToyEnv, name: str, path: str, wait: float, needs: dict) -> dic
 def plan(kill: bool = False, bad: bool = False, disk: int = 0) -> list:
     """a; b needs a (it fails, fails on the disk with errno ``disk``, or kills its worker once);
     c needs a and b; d alone; e needs c."""
-    from biotok_train.ablate.graph import Job  # lazy: Ray workers import this module for the functions only
+    from biotok_train.ablate.jobs import Job  # lazy: Ray workers import this module for the functions only
 
     if disk:
         b = Job("b", disk_error, ("b", disk), ("a",))

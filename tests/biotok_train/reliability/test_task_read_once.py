@@ -101,7 +101,10 @@ def test_a_task_file_replaced_while_it_is_read_is_one_line(tmp_path, rel_base, m
 
 def test_a_record_not_made_of_its_keys_bytes_is_made_again(tmp_path):
     from biotok_train.ablate import jobs
-    from biotok_train.ablate.graph import Job, content_keys, pending, write_json, record_path
+    from biotok_train.ablate.engines import pending
+    from biotok_train.ablate.jobs import Job
+    from biotok_train.ablate.keys import content_keys
+    from biotok_train.ablate.store import record_path, write_json
 
     task = str(_bio(tmp_path / "task", test_sentences=2))
     key = _key(Path(task))

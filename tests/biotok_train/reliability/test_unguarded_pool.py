@@ -24,7 +24,7 @@ def test_a_pool_engine_in_a_script_without_the_main_guard(tmp_path, engine):
     script.write_text(textwrap.dedent(f"""
         from pathlib import Path
         from biotok_train.ablate.engines import run_processes, run_ray
-        from biotok_train.ablate.graph import content_keys
+        from biotok_train.ablate.keys import content_keys
         from biotok_train.ablate.config import EngineConfig
         from tests.biotok_train.ablate import toyjobs as T
 

@@ -1,4 +1,4 @@
-"""ablate.grid: the plan of an ablation as jobs. The keys and content keys of the jobs an ablation
+"""ablate.plan: the plan of an ablation as jobs. The keys and content keys of the jobs an ablation
 already had are pinned (a finished run's cache stays valid when the plan grows); the curve adds a
 held-out evaluation per arm, pretraining seed and step, and --curve-tasks none no fine-tuning."""
 
@@ -7,9 +7,8 @@ from __future__ import annotations
 import hashlib
 import json
 
-from biotok_train.ablate.graph import content_keys
-from biotok_train.ablate.grid import build
-from biotok_train.ablate.plan import leg_names, plan_legs
+from biotok_train.ablate.keys import content_keys
+from biotok_train.ablate.plan import leg_names, make_plan, plan_legs
 from biotok_train.ablate.config import AblationConfig
 
 # Table 9 with a curve (general, continual, transfer fvt and random, scratch; 2 pretraining seeds)
@@ -20,17 +19,17 @@ TABLE9 = dict(tokenizers=("a/x",), corpus=("c",), tasks=("e3c",), seeds=(0, 1), 
 TABLE9_JOBS = "0f6d41e14bdbb26fc392acf884b51d4f11426348e286bdf55e9befd3f4fd64c2"
 
 
-def _grid(**kw):
+def _plan(**kw):
     cfg = AblationConfig.from_flat(**kw)
     legs = plan_legs(cfg, dict(zip(cfg.tokenizers, leg_names(cfg.tokenizers))))
     fp = {"corpus": "C", "base": "B" if cfg.base.model else None, "tok": {leg.vocab: "T" + leg.vocab for leg in legs},
           "task": {t: "K" + t for t in cfg.tasks}, "precision": "cpu:fp32"}
-    g = build(cfg, legs, fp)
+    g = make_plan(cfg, legs, fp)
     return g, content_keys(g.jobs)
 
 
 def test_the_jobs_an_ablation_had_keep_their_keys_and_the_curve_adds_evaluations():
-    g, keys = _grid(**TABLE9)
+    g, keys = _plan(**TABLE9)
     added = {k for k in keys if k.startswith("evaluate/") and "/k" in k}
     old = sorted((k, v) for k, v in keys.items() if k not in added)
     assert len(old) == 92 and hashlib.sha256(json.dumps(old).encode()).hexdigest() == TABLE9_JOBS
@@ -49,9 +48,9 @@ def test_the_jobs_an_ablation_had_keep_their_keys_and_the_curve_adds_evaluations
 def test_curve_tasks_none_plans_no_curve_fine_tuning():
     kw = dict(tokenizers=("a/x", "b/y"), corpus=("c",), tasks=("e3c", "q"), seeds=(0,), curve=(5, 10), budget=20,
               floor=False)
-    _, first = _grid(**kw)
-    _, none = _grid(**kw, curve_tasks=())
-    _, both = _grid(**kw, curve_tasks=("q", "e3c"))
+    _, first = _plan(**kw)
+    _, none = _plan(**kw, curve_tasks=())
+    _, both = _plan(**kw, curve_tasks=("q", "e3c"))
     assert {k for k in first if k.startswith("curve/")} == {
         f"curve/tiny/{a}/k{k}/p0/e3c/f0" for a in "xy" for k in (5, 10)}  # the default: the first task
     assert any(k.startswith("finetune/tiny/x/floor/") for k in first)  # scratch's k = 0 is its floor

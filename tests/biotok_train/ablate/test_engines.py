@@ -1,5 +1,5 @@
-"""The job graph and the local engine: dependency order, content keys, skip-when-done, a failed
-job isolated, damaged records recomputed (toy jobs, no training)."""
+"""ablate.engines: execute and the local engine: dependency order, content keys, skip-when-done, a
+failed job isolated, damaged records recomputed (toy jobs, no training)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,10 @@ import json
 
 import pytest
 
-from biotok_train.ablate.engines import run_local
-from biotok_train.ablate.graph import DONE, FAILED, SKIPPED, Job, content_keys, digest, record_path
+from biotok_train.ablate.engines import DONE, FAILED, SKIPPED, run_local
+from biotok_train.ablate.jobs import Job
+from biotok_train.ablate.keys import content_keys, digest
+from biotok_train.ablate.store import record_path
 from tests.biotok_train.ablate import toyjobs as T
 
 
@@ -27,11 +29,6 @@ def test_jobs_run_after_their_needs_and_get_their_results(tmp_path):
     assert rec["result"]["value"] == 4 and rec["inputs"] == content_keys(jobs)["c"]
     cost = json.loads((tmp_path / "jobs" / "c.cost.json").read_text(encoding="utf-8"))
     assert set(cost) == {"cpu_s", "wall_s", "device"} and cost["device"] == "cpu"
-
-
-def test_a_need_planned_after_its_job_is_refused():
-    with pytest.raises(ValueError, match="needs b"):
-        content_keys([Job("a", T.add, ("a",), ("b",)), Job("b", T.add, ("b",))])
 
 
 def test_done_jobs_are_skipped_and_a_changed_input_reruns_what_depends_on_it(tmp_path):
