@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
@@ -38,7 +39,7 @@ class Evidence:
     cfg: AblationConfig
     out: Path
     legs: list[Leg]
-    grid: Plan
+    plan: Plan
     records: dict
     datasets: dict
     costs: dict
@@ -72,7 +73,7 @@ class Evidence:
 
     def runs(self, size: str, arm: str, task: str, step: int | None = None) -> dict[str, dict]:
         """The records of one cell's fine-tuning runs: {"pP-fF": run}."""
-        return {k: self.records[key] for k, key in self.grid.runs[(size, arm, task, step)].items()}
+        return {k: self.records[key] for k, key in self.plan.runs[(size, arm, task, step)].items()}
 
     def ranks(self, size: str, arm: str) -> dict[int, list[int]]:
         """An arm's rank of each held-out word (-1: not scored), per pretraining seed."""
@@ -138,8 +139,6 @@ def versions_line() -> str:
 def word_floor(train: Path, samples: Sequence) -> tuple[str, tuple[float, ...]]:
     """The masked-word floor: always answer the pretraining text's most frequent word (as the
     masked-word evaluation delimits words). Returns it and its hit (1.0 / 0.0) per sample."""
-    from collections import Counter  # lazy: one use
-
     from biotok_train.evaluate.masked_words import WORD  # lazy: evaluate imports torch-side modules
 
     counts: Counter = Counter()

@@ -14,6 +14,8 @@ import errno
 import logging
 import os
 import signal
+import socket
+import sys
 import threading
 import time
 from dataclasses import dataclass
@@ -107,8 +109,6 @@ def execute(env: Any, job: Job, content: str, *upstream: Outcome) -> Outcome:
 
 def _device(job: Job) -> str:
     """Where a job ran, in words: cpu, or the GPU this process sees (a job that used torch)."""
-    import sys  # lazy: one use
-
     torch = sys.modules.get("torch")  # never imported here: a job that did not use torch ran on the CPU
     if job.gpus <= 0 or torch is None or not torch.cuda.is_available():
         return "cpu"
@@ -157,8 +157,6 @@ PROBE_SECONDS = 5.0  # how long --address may take to accept a connection
 def _probe(address: str, timeout: float = PROBE_SECONDS) -> None:
     """A TCP connection to a Ray cluster's HOST:PORT (ray://HOST:PORT): a cluster that is not there
     is one ConfigError now, instead of ray.init retrying for minutes and deaf to SIGTERM."""
-    import socket  # lazy: one use
-
     from biotok_train.ablate.config import split_address  # lazy: one use
 
     host, port = split_address(address)
@@ -474,4 +472,5 @@ def _settled(job: Job, outcomes: Mapping[str, Outcome]) -> Outcome:
     return o
 
 
-__all__ = ["DISK_ERRORS", "DONE", "FAILED", "SKIPPED", "Outcome", "check", "disk_error", "execute", "gpu_share", "pending", "run", "run_local", "run_processes", "run_ray", "set_threads", "start_ray"]
+__all__ = ["DISK_ERRORS", "DONE", "FAILED", "SKIPPED", "Outcome", "check", "disk_error", "execute", "gpu_share", "pending",
+           "run", "run_local", "run_processes", "run_ray", "set_threads", "start_ray"]

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
 from biotok_train.ablate.keys import Key
+from biotok_train.ablate.store import read_archive
 from biotok_train.ablate.config import AblationConfig
 from biotok_train.tasks import load
 
@@ -70,8 +71,6 @@ def slot_costs(archives: Sequence[str | Path]) -> dict:
     """The measured cost of each kind of job, from the cost records (``jobs/*.cost.json``) of
     archives of ablation records made on a GPU machine (each read by the store's bounded reader,
     :func:`~biotok_train.ablate.store.read_archive`): what :func:`job_seconds` reads."""
-    from biotok_train.ablate.store import read_archive  # lazy: one use
-
     out: dict = {"prepare_s": {}, "pretrain_s": {}, "evaluate_s": {}, "finetune_s": {}, "runs": []}
     for a in archives:
         got = read_archive(a)

@@ -40,7 +40,7 @@ from biotok.output import atomic_file
 from biotok_train.ablate import estimate as E
 from biotok_train.ablate import slots as S
 from biotok_train.ablate import store
-from biotok_train.ablate.keys import Key
+from biotok_train.ablate.keys import Key, digest, files_sha256
 from biotok_train.ablate.config import AblationConfig, EngineConfig
 
 PACKED = "pack.json"  # in .gpu/NAME/: {path under the work folder: sha256} of every packed input
@@ -101,8 +101,6 @@ PHASES = "phases.json"  # in the work folder: {phase: the digest of the inputs i
 
 def sha(path: Path) -> str:
     """A file's or a folder's sha256 (an input of a phase; a folder: its files and their names)."""
-    from biotok_train.ablate.keys import files_sha256  # lazy: one use
-
     return files_sha256([path])
 
 
@@ -111,8 +109,6 @@ def phase(work: Path, name: str, inputs, make: Callable[[], object]):
     a phase is redone when what it is made from changes, not kept because a file exists. A NAME
     ending in .json holds ``make()``'s result (returned); any other is a folder ``make`` writes. One
     made before phases.json existed is taken as it is, its inputs recorded."""
-    from biotok_train.ablate.keys import digest  # lazy: one use
-
     path, key = work / name, digest(inputs)
     try:
         keys = json.loads((work / PHASES).read_text(encoding="utf-8"))

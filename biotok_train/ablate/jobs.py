@@ -14,6 +14,7 @@ import dataclasses
 import functools
 import json
 import logging
+import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -111,8 +112,6 @@ def _prepared(d: Path, text: Path, tokenizer: str, seq_len: int, progress: bool,
 def prepare_workers(cfg: AblationConfig) -> int:
     """This machine's cores shared out among the vocabularies' preparations, which every engine but
     the local one runs side by side at a run's start (a GPU slot: 16 cores, 4 each)."""
-    import os  # lazy: one use
-
     vocabs = len(dict.fromkeys(cfg.tokenizers)) + (cfg.base.model is not None)
     return max(1, (os.cpu_count() or 1) // vocabs)
 

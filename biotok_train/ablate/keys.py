@@ -17,6 +17,7 @@ resumed when it was started with the same content key, removed otherwise."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import re
@@ -178,6 +179,8 @@ def task_key(task: str, data) -> str:
     lies beside them; a registered task also by its name and its scoring (metric, threshold), a user's files
     by their task type only (moved, renamed or linked, the same bytes keep their key). Data made
     in memory: its examples."""
+    from biotok_train.tasks.registry import TASKS  # lazy: the registry
+
     sources = [s for s in getattr(data, "sources", ()) if Path(s).is_file()]
     digests = list(getattr(data, "digests", ()))  # of the bytes read (tasks.load): never the files read again
     if digests and len(digests) == len(getattr(data, "sources", ())):
@@ -186,7 +189,7 @@ def task_key(task: str, data) -> str:
         sources = [sha256_files([s]) for s in sources]
     if sources:
         spec = getattr(data, "spec", None)
-        scoring = [spec.metric, spec.threshold] if spec is not None and task in _registered() else None
+        scoring = [spec.metric, spec.threshold] if spec is not None and task in TASKS else None
         return digest(task_identity(task, data), sources, scoring)
     return digest(task, repr((data.train, data.dev, data.test)))
 
@@ -198,12 +201,6 @@ def keep_tasks(datasets: dict) -> None:
 
     for t, d in datasets.items():
         snapshot.keep(task_key(t, d), d)
-
-
-def _registered() -> dict:
-    from biotok_train.tasks.registry import TASKS  # lazy: the registry
-
-    return TASKS
 
 
 def finetune_settings(cfg: AblationConfig, seed: int) -> dict:
@@ -248,8 +245,6 @@ def extended_key(base: str, corpus: str, add: int) -> str:
     """The content key of the base's tokenizer (``base``: its fingerprint) extended by ``add`` pieces
     of the pretraining split (``corpus``: its key), with :class:`biotok.extension.ExtendConfig`'s
     other settings at their defaults and the selection's version (either changed: another vocabulary)."""
-    import dataclasses  # lazy: one use
-
     from biotok.extension import SELECTION_VERSION, ExtendConfig  # lazy: tokenizers
 
     return digest("extend", base, corpus, dataclasses.asdict(ExtendConfig(add=add)), SELECTION_VERSION)

@@ -15,6 +15,8 @@ held-out evaluations ``evaluate/S/ARM/pP/kK`` and runs ``curve/S/ARM/pP/kK/TASK/
 
 from __future__ import annotations
 
+import fnmatch
+import hashlib
 import re
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -115,8 +117,6 @@ def task_dir(task: str, key: str | None = None) -> str:
     of ``key`` (their content key, :func:`biotok_train.ablate.keys.task_key`): moved or renamed,
     their runs keep their folder, edited they get another. Without a key: the path's name + a
     short hash of the resolved path."""
-    import hashlib  # lazy: only for task paths
-
     if re.fullmatch(r"[\w.-]+", task) and not Path(task).exists():
         return task
     if key is not None:
@@ -325,8 +325,6 @@ def make_plan(cfg: AblationConfig, legs: Sequence[Leg], fp: dict) -> Plan:
 def select(jobs: Sequence[Job], patterns: Iterable[str]) -> list[Job]:
     """The jobs whose keys match one of ``patterns`` (fnmatch; ``*`` spans slashes) and every job
     they need, in plan order (all of them when ``patterns`` is empty)."""
-    import fnmatch  # lazy: one use
-
     patterns = list(patterns)
     if not patterns:
         return list(jobs)

@@ -146,7 +146,7 @@ def run_ablation(cfg: AblationConfig, out: str | os.PathLike[str], progress: boo
     ablation.md, ablation.json, ablation.png and costs.json from their records. Some job not done:
     :class:`Incomplete` (what failed, what waits). ``force``: continue an OUT holding another
     recipe (the jobs whose inputs changed are run again). With ``engine.only``, just those jobs
-    and what they need: None while other jobs of the grid have no record (a piece ran).
+    and what they need: None while other jobs of the plan have no record (a piece ran).
     ``on_done(outcome)``: called here as each job settles (a slot rewrites its archive there).
     ``precision``: key the models' jobs by this arithmetic ("cuda:bf16") instead of this machine's,
     to report from records made on another machine (a job without such a record is refused, never
@@ -154,9 +154,9 @@ def run_ablation(cfg: AblationConfig, out: str | os.PathLike[str], progress: boo
     out = Path(out)
     datasets = _check_inputs(cfg, out)  # a wrong input fails here, before anything is written
     engines.check(engine)  # Ray there, its cluster answering, a GPU to share: before any work
-    legs, grid, keys = _plan(cfg, datasets, corpus_key(cfg), check_precision(precision))
+    legs, plan, keys = _plan(cfg, datasets, corpus_key(cfg), check_precision(precision))
     keep_tasks(datasets)  # read once: this process's jobs use these examples, never the files again
-    jobs = _selected(grid.jobs, engine.only)  # an --only that matches nothing: before any work too
+    jobs = _selected(plan.jobs, engine.only)  # an --only that matches nothing: before any work too
     _refuse_other_arithmetic(jobs, keys, out, precision)  # records only read: before OUT is opened
     created = not out.exists()
     try:
@@ -170,14 +170,14 @@ def run_ablation(cfg: AblationConfig, out: str | os.PathLike[str], progress: boo
             outcomes = engines.run(jobs, keys, Env(cfg, str(out.resolve()), progress, (engine.compile, engine.compile_mode)), engine, said)
             said.summary()
             _check_done(outcomes, out)
-            if len(jobs) < len(grid.jobs):
-                outcomes = pending(out, grid.jobs, keys)
-                if len(outcomes) < len(grid.jobs):
+            if len(jobs) < len(plan.jobs):
+                outcomes = pending(out, plan.jobs, keys)
+                if len(outcomes) < len(plan.jobs):
                     log.info("%d of %d jobs of %s done: the report waits for the others", len(outcomes),
-                             len(grid.jobs), out)
+                             len(plan.jobs), out)
                     return None
             records = {k: o.result for k, o in outcomes.items()}
-            return _report(Evidence(cfg, out, legs, grid, records, datasets, read_costs(out, keys)))
+            return _report(Evidence(cfg, out, legs, plan, records, datasets, read_costs(out, keys)))
     except BaseException:
         if created and not (out / "jobs").is_dir():  # nothing worth resuming yet: leave no partial folder
             shutil.rmtree(out, ignore_errors=True)
@@ -255,8 +255,8 @@ def _plan(cfg: AblationConfig, datasets: dict, corpus: str, precision: str | Non
     """The arms, every job (:func:`~biotok_train.ablate.plan.make_plan`) and their content keys."""
     tokenizers = list(cfg.tokenizers)
     legs = plan_legs(cfg, dict(zip(tokenizers, leg_names(tokenizers))))
-    grid = make_plan(cfg, legs, fingerprints(cfg, legs, datasets, corpus, precision))
-    return legs, grid, content_keys(grid.jobs)
+    plan = make_plan(cfg, legs, fingerprints(cfg, legs, datasets, corpus, precision))
+    return legs, plan, content_keys(plan.jobs)
 
 
 def _selected(jobs: list, only: tuple[str, ...]) -> list:

@@ -1,4 +1,4 @@
-"""A grid run in short slots on machines that keep nothing (a GPU lent for minutes): its units,
+"""An ablation run in short slots on machines that keep nothing (a GPU lent for minutes): its units,
 one slot planned to fit a time limit from estimated job seconds, run with its records rewritten
 into an archive after every job, and which units the records at home or in an archive complete.
 
@@ -11,6 +11,7 @@ next slot trains that model again with everything that needs it, so no record co
 
 from __future__ import annotations
 
+import dataclasses
 import heapq
 import os
 import time
@@ -183,8 +184,8 @@ def plan_jobs(cfg: AblationConfig, precision: str | None = None) -> tuple[list[J
     from biotok_train.ablate.keys import corpus_key  # lazy: corpus readers
     from biotok_train.ablate.tasks import task_data  # lazy: the driver's planning
 
-    _, grid, keys = R._plan(cfg, task_data(cfg), corpus_key(cfg), precision)
-    return grid.jobs, keys
+    _, plan, keys = R._plan(cfg, task_data(cfg), corpus_key(cfg), precision)
+    return plan.jobs, keys
 
 
 def merge_filter(jobs: Sequence[Job], keys: Mapping[str, str], records: Mapping[str, str]) -> tuple[Callable[[str], bool], list[Unit]]:
@@ -201,8 +202,6 @@ def run_slot(cfg: AblationConfig, out: str | os.PathLike[str], plan: SlotPlan, e
     ``write_archive(manifest)`` (the records so far, rewritten whole); a job is no longer started
     once even the shortest left could not finish within ``plan.limit_s`` of ``started``
     (``time.monotonic()``), and the slot ends when the running ones have. Returns the last manifest."""
-    import dataclasses  # lazy: one use
-
     from biotok_train.ablate.run import run_ablation  # lazy: the driver
 
     settled: set[str] = set()

@@ -35,7 +35,7 @@ MANIFEST = "piece.json"  # inside an archive: where its records were made
 PIECES = "pieces.json"  # in OUT: the manifests of every archive merged there (and what each brought)
 MAX_MEMBER = 16 << 20  # bytes of one record or cost file (a record is a few kilobytes)
 MAX_EXPANDED = 64 << 20  # bytes of the whole archive once decompressed, tar headers included
-MAX_MEMBERS = 100_000  # files in one archive (a grid's piece holds a few hundred)
+MAX_MEMBERS = 100_000  # files in one archive (a slot's archive holds a few hundred)
 _XZ_MEMLIMIT = 256 << 20  # memory liblzma may take to decode (xz -9 needs 65 MiB)
 _BLOCK = 1 << 16
 _PART = re.compile(r"[\w.+=-]+")  # one folder or file name of a member under jobs/
