@@ -241,21 +241,20 @@ def ablation_cpu_recipe(tokenizer: Path, quick: bool, budget: int = PLATEAU_BUDG
         data_dir=str(CORPORA), sizes=("tiny",), pretraining=Pretraining(budget=budget, batch_size=8, seq_len=128, lr=2e-3, seeds=(0, 1)),
         finetuning=Finetuning(FinetuneConfig(epochs=10, optim=OptimConfig(lr=5e-4)), seeds=(0, 1)))
     if quick:
-        return dataclasses.replace(cfg, **quick_groups(cfg, budget=20, n_words=100))
+        return quick_variant(cfg, budget=20, n_words=100)
     return cfg if not past else dataclasses.replace(  # past the plateau: does the causal-LM probe rank as the MLM does?
         cfg, probe=400, pretraining=dataclasses.replace(cfg.pretraining, seeds=(0,)),
         finetuning=dataclasses.replace(cfg.finetuning, seeds=(0, 1, 2)),
         curve=Curve(steps=tuple(range(PLATEAU_EVERY, budget, PLATEAU_EVERY)), tasks=()))
 
 
-def quick_groups(cfg, budget: int, n_words: int, **finetuning) -> dict:
-    """The groups a ``--quick`` recipe swaps in: ``budget`` pretraining steps, one fine-tuning epoch on 40 sentences
-    (``finetuning``: other fields of its group, ``seeds``), ``n_words`` masked words
-    (``dataclasses.replace(cfg, **quick_groups(cfg, ...))``)."""
+def quick_variant(cfg, budget: int, n_words: int, seeds: tuple[int, ...] | None = None, **groups):
+    """A recipe's ``--quick`` run: its groups with ``budget`` pretraining steps, one fine-tuning epoch on 40
+    sentences (``seeds``: other fine-tuning seeds), ``n_words`` masked words; ``groups``: others swapped whole."""
     recipe = dataclasses.replace(cfg.finetuning.recipe, epochs=1, max_train_sentences=40)
-    return {"pretraining": dataclasses.replace(cfg.pretraining, budget=budget),
-            "finetuning": dataclasses.replace(cfg.finetuning, recipe=recipe, **finetuning),
-            "statistics": dataclasses.replace(cfg.statistics, n_words=n_words)}
+    finetuning = dataclasses.replace(cfg.finetuning, recipe=recipe, seeds=seeds or cfg.finetuning.seeds)
+    return dataclasses.replace(cfg, pretraining=dataclasses.replace(cfg.pretraining, budget=budget), finetuning=finetuning,
+                               statistics=dataclasses.replace(cfg.statistics, n_words=n_words), **groups)
 
 
 def ablation_cpu_workdir(budget: int, quick: bool) -> Path:

@@ -19,10 +19,8 @@ from benchmarks import corpora as C
 from biotok import TrainConfig, train_tokenizer
 from biotok.config import NormalizeConfig
 from benchmarks.experiments import ablation_gpu_fr_page as R
-from biotok_train.ablate import estimate as E
-from biotok_train.ablate import experiment as X
+from biotok_train.ablate import AblationConfig, Finetuning, Pretraining, Statistics, estimate as E, experiment as X
 from biotok_train.config import FinetuneConfig, ProbeConfig
-from biotok_train.ablate.config import AblationConfig, Finetuning, Pretraining, Statistics
 from biotok_train.predict import intrinsic_metrics
 from biotok_train.probe import run_probe
 

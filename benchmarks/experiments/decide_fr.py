@@ -25,8 +25,7 @@ def steps(q: dict) -> dict:
     from biotok.decide import decide
     from biotok.report import build_report, compare_tokenizers
     from biotok.report.decision import write_decision
-    from biotok_train.ablate import run_ablation
-    from biotok_train.ablate.config import AblationConfig
+    from biotok_train.ablate import AblationConfig, run_ablation
     from biotok_train.config import FinetuneConfig, ProbeConfig
     from biotok_train.probe import run_probe
 

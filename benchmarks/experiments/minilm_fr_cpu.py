@@ -20,10 +20,9 @@ benchmarks/.data/minilm_fr/ (resumable).
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 
-from benchmarks._common import published_ablation_main, quick_groups
+from benchmarks._common import published_ablation_main, quick_variant
 from benchmarks.corpora import CORPORA, PAMJ
 
 
@@ -39,8 +38,7 @@ def recipe(base: Path, tokenizer: Path, quick: bool):
         arms=("continual", "extend", "transfer"), pretraining=Pretraining(budget=500, batch_size=8, seq_len=128, lr=1e-4),
         finetuning=Finetuning(FinetuneConfig(epochs=5, batch_size=16, optim=OptimConfig(lr=1e-4)), seeds=(0, 1, 2)),
         base=Base(str(base)), statistics=Statistics(n_words=150))  # masked-word top-1: ~3 CPU-s a word (MiniLM, one core)
-    return cfg if not quick else dataclasses.replace(cfg, base=Base(str(base), extend_add=200),
-                                                     **quick_groups(cfg, budget=10, n_words=100, seeds=(0,)))
+    return quick_variant(cfg, budget=10, n_words=100, seeds=(0,), base=Base(str(base), extend_add=200)) if quick else cfg
 
 
 def _base(work: Path, args) -> Path:

@@ -15,7 +15,6 @@ docs/results/table9-cpu/. Work files live in benchmarks/.data/table9_cpu/ (resum
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 
 import benchmarks._common as C
@@ -33,7 +32,7 @@ def recipe(base: Path, tokenizer: Path, quick: bool):
         arms=("scratch", "continual", "transfer"), base=Base(str(base)),
         pretraining=Pretraining(budget=1000, batch_size=8, seq_len=128, lr=2e-3),
         finetuning=Finetuning(FinetuneConfig(epochs=10, optim=OptimConfig(lr=5e-4)), seeds=(0, 1)))
-    return dataclasses.replace(cfg, **C.quick_groups(cfg, budget=10, n_words=100)) if quick else cfg
+    return C.quick_variant(cfg, budget=10, n_words=100) if quick else cfg
 
 
 def general_model(work: Path, quick: bool) -> Path:
