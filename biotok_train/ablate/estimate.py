@@ -127,14 +127,15 @@ def job_seconds(costs: dict, key: str, arms: int, positions: int, cores: int) ->
 
 
 def task_sizes(tasks: Iterable[str], data_dir: str) -> dict[str, tuple[int, int, int, int]]:
-    """train, dev and test examples of each task and its sequences per example (a question's options)."""
-    out = {}
-    for t in tasks:
-        d = load(t, data_dir)
-        per = max(1, len(getattr(d.train[0], "options", ()) or ()))
-        out[t] = (len(d.train), len(d.dev), len(d.test), per)
-    return out
+    """:func:`sizes` of each task read from ``data_dir``."""
+    return {t: sizes(load(t, data_dir)) for t in tasks}
 
+
+def sizes(data) -> tuple[int, int, int, int]:
+    """A task's train, dev and test examples and its sequences per example (a question's options)."""
+    train = data.split("train")
+    per = max(1, len(getattr(train[0], "options", ()) or ())) if len(train) else 1
+    return len(train), len(data.split("dev")), len(data.split("test")), per
 
 
 FINETUNES = ("finetune", "curve")  # job kinds that fine-tune a model on a task (args[0]: the task)
@@ -250,21 +251,18 @@ def _words(example) -> int | None:
 def _table(cfg: AblationConfig, datasets: Mapping, positions_per_s: float, labels: Mapping[str, str]) -> dict[str, float]:
     """Seconds of a tiny model's pretraining and fine-tunes at biotok's CPU rate (measured on
     BERT-tiny, so other sizes are left to their measurements)."""
-    sizes, lengths = {}, {}
+    counts, lengths = {task: sizes(data) for task, data in datasets.items()}, {}
     for task, data in datasets.items():
-        train = data.split("train")
-        per = max(1, len(getattr(train[0], "options", ()) or ())) if len(train) else 1
-        sizes[task] = (len(train), len(data.split("dev")), len(data.split("test")), per)
-        words = [_words(x) for x in train]
+        words = [_words(x) for x in data.split("train")]
         if words and all(w is not None for w in words):  # a batch is padded to its longest, not to max_length
             lengths[task] = PIECES_PER_WORD * sum(words) / len(words) + 2
-    rows = gpu_plan(cfg, sizes, positions_per_s, lengths)
+    rows = gpu_plan(cfg, counts, positions_per_s, lengths)
     table = {"pretrain tiny": rows[0]["minutes"] * 60}
-    for task, row in zip(sizes, rows[1:]):
+    for task, row in zip(counts, rows[1:]):
         table[f"finetune tiny {labels.get(task, task)}"] = row["minutes"] * 60
     return table if "tiny" in cfg.sizes and cfg.base.model is None else {}
 
 
 __all__ = ["FLOOR_MODEL_S", "H100_OVER_H200", "JOB_OVERHEAD_S", "PIECE_MINUTES", "PREPARE_SPEEDUP_2_CORES", "STARTUP_S",
-           "KindEta", "gpu_plan", "job_kind", "job_seconds", "kind_eta", "measured_throughput", "slot_costs",
-           "task_sizes"]
+           "KindEta", "gpu_plan", "job_kind", "job_seconds", "kind_eta", "measured_throughput", "sizes",
+           "slot_costs", "task_sizes"]
