@@ -7,6 +7,7 @@ reports min and median over the runs, and the ratio of medians.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import platform
@@ -183,7 +184,7 @@ def published_ablation_main(doc: str, slug: str, title: str, work_name: str, mak
     import argparse
     import logging
 
-    from biotok_train.config import EngineConfig  # lazy: the training package
+    from biotok_train.ablate.config import EngineConfig  # lazy: the training package
 
     ap = argparse.ArgumentParser(description=doc.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="a few steps, results kept in benchmarks/.data only")
@@ -231,18 +232,29 @@ def ablation_cpu_recipe(tokenizer: Path, quick: bool, budget: int = PLATEAU_BUDG
     """The French CPU ablation (ablation_cpu; plateau_fr at the same budget shares its pretraining jobs):
     everything the comparison holds equal across the two vocabularies. Past the plateau budget, the
     held-out curve every PLATEAU_EVERY steps, nothing fine-tuned on it (plateau_fr's curve)."""
-    from biotok_train.config import AblationConfig, FinetuneConfig, OptimConfig  # lazy: torch-side config, only for the experiments
+    from biotok_train.ablate.config import AblationConfig, Curve, Finetuning, Pretraining
+    from biotok_train.config import FinetuneConfig, OptimConfig  # lazy: torch-side config, only for the experiments
 
     past = budget != PLATEAU_BUDGET and not quick  # the run at a budget that plateau_fr.py found (its pretraining shared)
-    return AblationConfig(
+    cfg = AblationConfig(
         tokenizers=(str(CAMEMBERTA), str(tokenizer)), corpus=(str(PAMJ),), field_name="text", tasks=("e3c",),
-        data_dir=str(CORPORA), sizes=("tiny",), budget=20 if quick else budget, batch_size=8, seq_len=128,
-        lr=2e-3, pretrain_seeds=(0,) if past else (0, 1), seeds=(0, 1, 2) if past else (0, 1),
-        finetune=FinetuneConfig(epochs=1 if quick else 10, optim=OptimConfig(lr=5e-4), max_train_sentences=40 if quick else 0),
-        n_words=100 if quick else 1000,
-        probe=400 if past else 0,  # past the plateau: does the causal-LM probe rank as the MLM does?
-        curve=tuple(range(PLATEAU_EVERY, budget, PLATEAU_EVERY)) if past else (), curve_tasks=() if past else None,
-    )
+        data_dir=str(CORPORA), sizes=("tiny",), pretraining=Pretraining(budget=budget, batch_size=8, seq_len=128, lr=2e-3, seeds=(0, 1)),
+        finetuning=Finetuning(FinetuneConfig(epochs=10, optim=OptimConfig(lr=5e-4)), seeds=(0, 1)))
+    if quick:
+        return quick_variant(cfg, budget=20, n_words=100)
+    return cfg if not past else dataclasses.replace(  # past the plateau: does the causal-LM probe rank as the MLM does?
+        cfg, probe=400, pretraining=dataclasses.replace(cfg.pretraining, seeds=(0,)),
+        finetuning=dataclasses.replace(cfg.finetuning, seeds=(0, 1, 2)),
+        curve=Curve(steps=tuple(range(PLATEAU_EVERY, budget, PLATEAU_EVERY)), tasks=()))
+
+
+def quick_variant(cfg, budget: int, n_words: int, seeds: tuple[int, ...] | None = None, **groups):
+    """A recipe's ``--quick`` run: its groups with ``budget`` pretraining steps, one fine-tuning epoch on 40
+    sentences (``seeds``: other fine-tuning seeds), ``n_words`` masked words; ``groups``: others swapped whole."""
+    recipe = dataclasses.replace(cfg.finetuning.recipe, epochs=1, max_train_sentences=40)
+    finetuning = dataclasses.replace(cfg.finetuning, recipe=recipe, seeds=seeds or cfg.finetuning.seeds)
+    return dataclasses.replace(cfg, pretraining=dataclasses.replace(cfg.pretraining, budget=budget), finetuning=finetuning,
+                               statistics=dataclasses.replace(cfg.statistics, n_words=n_words), **groups)
 
 
 def ablation_cpu_workdir(budget: int, quick: bool) -> Path:

@@ -44,11 +44,12 @@ def check_range(name: str, value: Any, lo: float | None = None, hi: float | None
     raise ConfigError(f"{opt} {value} is out of range: it must be at most {hi}")
 
 
-def check_numbers(config: Any, ranges: dict[str, tuple] | None = None) -> None:
+def check_numbers(config: Any, ranges: dict[str, tuple] | None = None, names: dict[str, str] | None = None) -> None:
     """Every number of dataclass ``config`` (a tuple's items too) is finite and within its range:
     ``ranges[name] = (lo, hi)``, else any integer of 64 bits and any finite float. Called at the
-    end of each config's ``__post_init__``, so no option reaches a library that would crash on it."""
-    ranges = ranges or {}
+    end of each config's ``__post_init__``, so no option reaches a library that would crash on it.
+    ``names``: the option a field is spelled as where its name differs (a group's ``seeds``: --pretrain-seeds)."""
+    ranges, names = ranges or {}, names or {}
     for f in fields(config):
         value = getattr(config, f.name)
         for x in value if isinstance(value, tuple) else (value,):
@@ -56,7 +57,7 @@ def check_numbers(config: Any, ranges: dict[str, tuple] | None = None) -> None:
                 continue
             # without a range of its own: an integer must fit 64 bits, a float need only be finite
             lo, hi = ranges.get(f.name, (-INT64_MAX, INT64_MAX) if isinstance(x, int) else (None, None))
-            check_range(f.name, x, lo, hi)
+            check_range(names.get(f.name, f.name), x, lo, hi)
 
 UnicodeForm = Literal["NFKC", "NFC", "none"]
 # Measurement defaults shared by biotok.metrics / biotok.report and the compare/report commands.

@@ -40,8 +40,9 @@ _VERBS: dict[str, tuple[str, str]] = {
     "load_dataset": ("biotok_train.tasks", "load"),
     "load_mlm": ("biotok_train.hf_models", "load_mlm"),
     **{name: ("biotok_train.config", name) for name in (
-        "AblationConfig", "BenchConfig", "FinetuneConfig", "OptimConfig", "PrepareConfig", "PretrainConfig",
-        "ProbeConfig", "TransferConfig")},
+        "BenchConfig", "FinetuneConfig", "OptimConfig", "PrepareConfig", "PretrainConfig", "ProbeConfig",
+        "TransferConfig")},
+    "AblationConfig": ("biotok_train.ablate.config", "AblationConfig"),
 }
 
 __all__ = sorted(_VERBS)

@@ -43,7 +43,7 @@ COMPILE = ("auto", "on", "off")  # PretrainConfig.compile: auto = on for CUDA, o
 # (a fresh BERT-small MLM on one CUDA device: +60-70 % tokens/s over eager on an H200), else default
 COMPILE_MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs", "auto")
 SCHEDULES = ("linear", "cosine")
-PAIRS = ("reference", "all")  # AblationConfig.pairs: each arm against the first, or every pair
+PAIRS = ("reference", "all")  # ProbeConfig.pairs, ablate.config.Statistics.pairs: each arm against the first, or every pair
 THRESHOLD_GRID = tuple(round(0.05 * i, 2) for i in range(1, 20))  # 0.05, 0.10, ..., 0.95: thresholds tried on dev
 
 
@@ -361,179 +361,7 @@ class ProbeConfig:
         return OptimConfig(name="adamw", lr=self.lr, warmup=self.warmup, schedule="linear")
 
 
-ARMS = ("scratch", "continual", "transfer", "general", "extend")  # how a model starts (see AblationConfig)
-BASE_SIZE = "as-base"  # the size label of every arm when --base gives the architecture
 TRANSFER_METHODS = ("fvt", "random")  # how TransferConfig makes the rows not shared with the old vocabulary
-
-
-@dataclass(frozen=True)
-class AblationConfig:
-    """Everything that must be equal across arms for the comparison to be fair.
-
-    ``finetune`` is the recipe of every task (its seed replaced by each of ``seeds``, its max
-    length capped at twice ``seq_len``); ``pretrain_seeds`` x ``seeds`` runs per arm and task.
-
-    ``arms`` with a ``base`` model (PubMedBERT Table 9): ``general`` is the base as it is
-    (fine-tuned only), ``continual`` continues the base with its own vocabulary (once); per
-    tokenizer, ``transfer`` moves the base to it (one arm per method of ``transfer_methods``) and
-    continues, ``scratch`` starts the base's architecture from random weights with it. Every arm
-    then has the base's architecture (``sizes`` does not apply). ``extend`` keeps the base's
-    vocabulary, adds ``extend_add`` pieces chosen on the pretraining text (:func:`biotok.extension.extend`:
-    no text gets more pieces), makes their rows by FVT and continues (once): keep, extend or replace.
-
-    ``curve``: pretraining steps (between 0 and ``budget``) at which every pretrained arm is saved,
-    scored on the held-out [MASK] positions (with step 0 where it starts from a model: the
-    plateau curve) and fine-tuned on ``curve_tasks`` (None: the first task; empty: none, so
-    the curve costs only pretraining and evaluation): the learning curve.
-
-    ``pairs``: the report compares each arm with the first (``reference``) or every pair of arms
-    (``all``) in one pass; analysis only, it is in no job's key nor in the recipe a rerun matches.
-    """
-
-    tokenizers: tuple[str, ...]
-    corpus: tuple[str, ...]
-    field_name: str | None = None
-    # a registered name, a BIO path, NAME=PATH, or typed files (biotok_train.tasks.named.files_source)
-    tasks: tuple[str, ...] = ("e3c",)
-    data_dir: str | None = None
-    sizes: tuple[str, ...] = ("tiny",)
-    budget: int = 200  # pretraining steps, the same for every arm
-    batch_size: int = 32
-    seq_len: int = 128
-    lr: float = 5e-4
-    pretrain_seeds: tuple[int, ...] = (0,)
-    seeds: tuple[int, ...] = (0,)  # fine-tuning seeds
-    finetune: FinetuneConfig = FinetuneConfig()
-    n_words: int = 1000
-    heldout_every: int = 20
-    floor: bool = True
-    n_resamples: int = 1000
-    confidence: float = 0.95
-    arms: tuple[str, ...] = ("scratch",)
-    base: str | None = None
-    transfer_methods: tuple[str, ...] = ("fvt",)
-    extend_add: int = 2000  # the extend arm: pieces added to the base's vocabulary
-    curve: tuple[int, ...] = ()
-    curve_tasks: tuple[str, ...] | None = None  # fine-tuned at each curve step (None: the first task; (): none)
-    probe: int = 0  # > 0: causal-LM probe (biotok_train.probe) of each vocabulary, that many steps per pretraining seed
-    pairs: str = "reference"  # the report compares "reference" (each arm with the first) or "all" (every pair)
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "arms", tuple(self.arms))
-        if not self.arms or any(a not in ARMS for a in self.arms) or len(set(self.arms)) != len(self.arms):
-            raise ConfigError(f"--arms {','.join(self.arms)}: choose one or more of {', '.join(ARMS)}, each once")
-        if self.base is None and set(self.arms) - {"scratch"}:
-            raise ConfigError("--arms general, continual, transfer and extend start from a model: give it with "
-                              "--base MODEL_DIR")
-        if self.extend_add < 1:
-            raise ConfigError(f"--extend-add {self.extend_add}: the extend arm adds at least 1 piece")
-        object.__setattr__(self, "transfer_methods", tuple(self.transfer_methods))
-        object.__setattr__(self, "curve", tuple(sorted(set(self.curve))))
-        bad = [m for m in self.transfer_methods if m not in TRANSFER_METHODS]
-        if bad or not self.transfer_methods or len(set(self.transfer_methods)) != len(self.transfer_methods):
-            raise ConfigError(f"--transfer-methods {','.join(self.transfer_methods)}: choose one or more of "
-                              f"{', '.join(TRANSFER_METHODS)}, each once")
-        if any(not 0 < s < self.budget for s in self.curve):
-            raise ConfigError(f"--curve {','.join(map(str, self.curve))}: each step must be between 0 and --budget "
-                              f"{self.budget} (both excluded: they are always on the curve)")
-        self._check_curve_tasks()
-        if self.base is not None:
-            if tuple(self.sizes) not in (("tiny",), (BASE_SIZE,)):
-                raise ConfigError("--sizes does not apply with --base: every arm has the base model's architecture")
-            object.__setattr__(self, "sizes", (BASE_SIZE,))
-        for name in ("tokenizers", "tasks", "sizes", "seeds", "pretrain_seeds"):
-            if not getattr(self, name):
-                raise ConfigError(f"ablate needs at least one of --{name.replace('_', '-')}")
-        for name in ("tokenizers", "tasks", "sizes", "seeds", "pretrain_seeds", "corpus"):
-            object.__setattr__(self, name, tuple(getattr(self, name)))
-        if self.heldout_every < 2:
-            raise ConfigError("heldout_every must be >= 2")
-        for s in self.sizes:
-            if s not in SIZES["bert"] and self.base is None:
-                raise ConfigError(f"unknown size {s!r} (choose {', '.join(SIZES['bert'])})")
-        for name in ("sizes", "tasks", "seeds", "pretrain_seeds"):
-            values = getattr(self, name)
-            if len(set(values)) != len(values):
-                raise ConfigError(f"--{name.replace('_', '-')} lists a value twice")
-        for name in ("budget", "batch_size", "n_words"):
-            if getattr(self, name) < 1:
-                raise ConfigError(f"--{name.replace('_', '-')} must be at least 1")
-        if self.seq_len < 8:
-            raise ConfigError("--seq-len must be at least 8")
-        if self.lr <= 0:
-            raise ConfigError("--lr must be positive")
-        if self.n_resamples < 100:
-            raise ConfigError("--n-resamples must be at least 100")
-        if self.probe < 0:
-            raise ConfigError("--probe must be >= 0 (0: no probe)")
-        if not 0.5 < self.confidence < 1:
-            raise ConfigError("--confidence must be in (0.5, 1)")
-        if self.pairs not in PAIRS:
-            raise ConfigError(f"--pairs {self.pairs!r}: one of {', '.join(PAIRS)}")
-        check_numbers(self, {"seeds": (0, SEED_MAX), "pretrain_seeds": (0, SEED_MAX)})
-
-    def _check_curve_tasks(self) -> None:
-        """``curve_tasks``: None, or tasks of ``tasks`` each once (the first task alone reads as None)."""
-        if self.curve_tasks is None:
-            return
-        ct = tuple(self.curve_tasks)
-        bad = [t for t in ct if t not in tuple(self.tasks)]
-        if bad or len(set(ct)) != len(ct):
-            raise ConfigError(f"--curve-tasks {','.join(ct) or 'none'}: each must be one of the --task values "
-                              f"({', '.join(self.tasks)}), once")
-        object.__setattr__(self, "curve_tasks", None if ct == tuple(self.tasks)[:1] else ct)
-
-    @property
-    def curve_task_list(self) -> tuple[str, ...]:
-        """The tasks fine-tuned at each step of the curve (none without a curve)."""
-        if not self.curve:
-            return ()
-        return tuple(self.tasks)[:1] if self.curve_tasks is None else self.curve_tasks
-
-    @property
-    def tokens_per_arm(self) -> int:
-        """Token positions each pretraining run trains on: steps × batch × sequence length."""
-        return self.budget * self.batch_size * self.seq_len
-
-    def recipe(self) -> dict:
-        """The config without the tokenizer list: what a resumed run must match."""
-        d = json.loads(json.dumps(dataclasses.asdict(self)))
-        d.pop("tokenizers")
-        d.pop("probe")  # one more metric: it changes no arm
-        d.pop("pairs")  # which comparisons the report computes: analysis only, no job changes
-        if "extend" not in self.arms:  # a recipe saved before the extend arm existed stays the same recipe
-            d.pop("extend_add")
-        return d
-
-    def settings(self) -> dict:
-        """The recipe without the paths of its inputs (corpus, tasks, base, data folder): what must be
-        equal for a resumed run; the inputs themselves are compared by their contents (ablate.keys)."""
-        return {k: v for k, v in self.recipe().items() if k not in ("corpus", "base", "data_dir")}
-
-    @staticmethod
-    def saved_recipe(recipe: dict) -> dict:
-        """A :meth:`recipe` read back from an ablation's config.json, its fine-tuning recipe in
-        today's shape: one saved before the optimizer fields were nested (flat ``lr``,
-        ``warmup``, ...) reads as the same recipe, and a fine-tuning field added since takes
-        its default."""
-        if not isinstance(recipe.get("finetune"), dict):
-            return recipe
-        finetune = FinetuneConfig.from_dict(recipe["finetune"]).to_dict()
-        recipe = {**recipe, "finetune": json.loads(json.dumps(finetune))}
-        if "transfer_method" in recipe:  # saved before several methods could run at once
-            recipe["transfer_methods"] = [recipe.pop("transfer_method")]
-        return recipe
-
-    def pretrain_config(self, size: str, seed: int, init_from: str | os.PathLike[str] | None = None):
-        """One pretraining run: MLM for ``budget`` steps, a fresh BERT of ``size`` or ``init_from``'s model."""
-        return PretrainConfig(objective="mlm", arch="bert", size=size if size in SIZES["bert"] else "tiny",
-                              steps=self.budget, batch_size=self.batch_size, optim=OptimConfig(lr=self.lr), seed=seed,
-                              init_from=None if init_from is None else str(init_from), compile="auto",
-                              compile_mode="auto")
-
-    def finetune_config(self, seed: int) -> FinetuneConfig:
-        """The fine-tuning recipe for one seed."""
-        return dataclasses.replace(self.finetune, seed=seed, max_length=min(self.finetune.max_length, self.seq_len * 2))
 
 
 SUITES = ("blurb", "fr")  # benchmark suites (their tasks: biotok_train.tasks.registry.suite_tasks)
@@ -575,88 +403,7 @@ class TransferConfig:
         check_numbers(self, {"seed": (0, SEED_MAX)})
 
 
-ENGINES = ("local", "ray", "processes")  # who runs an ablation's jobs (biotok_train.ablate.engines)
-
-
-@dataclass(frozen=True)
-class EngineConfig:
-    """Who runs the jobs of an ablation; never part of its recipe (the result is the same whatever runs it).
-
-    ``local``: in this process, in plan order (``workers``: torch threads; 0: torch's default).
-    ``ray``: Ray Core tasks on a local instance of ``workers`` CPUs (0: every core) or the running
-    cluster at ``address``; each fine-tuning job asks for ``gpus_per_job`` GPUs (a fraction lets
-    several share one). ``processes``: ``workers`` processes of this machine (0: one per CPU), GPUs
-    shared as with Ray: where Ray is not installed.
-
-    ``only``: run just the jobs whose keys match one of these patterns (``fnmatch``: ``*`` spans
-    slashes) and the jobs they need: one piece of a grid, sized for a short GPU slot; the report
-    waits for every job. (The arithmetic the models' jobs are keyed by is not the engine's: it
-    changes content keys; ``run_ablation(precision=...)``, :func:`check_precision`.)
-    ``pretrain_gpus``: with ``gpus_per_job``, the share of a GPU a job that does not share asks (a
-    pretraining; 0: a whole GPU each, one at a time), so that several pretrainings run side by side.
-    ``compile``, ``compile_mode``: the pretrainings' torch.compile (as ``biotok-train mlm``'s; auto:
-    on CUDA, off on the CPU); how a model is trained, not what it computes, so not in any key."""
-
-    engine: str = "local"
-    workers: int = 0
-    gpus_per_job: float = 0.0
-    address: str | None = None
-    only: tuple[str, ...] = ()
-    pretrain_gpus: float = 0.0
-    compile: str = "auto"  # the pretrainings' torch.compile (PretrainConfig.compile): auto | on | off
-    compile_mode: str = "auto"  # and its mode (PretrainConfig.compile_mode)
-
-    def __post_init__(self) -> None:
-        if isinstance(self.compile, bool) or self.compile is None:  # --compile/--no-compile, or neither
-            object.__setattr__(self, "compile", {True: "on", False: "off", None: "auto"}[self.compile])
-        _check(self.compile in COMPILE, f"unknown --compile {self.compile!r} (one of {', '.join(COMPILE)})")
-        _check(self.compile_mode in COMPILE_MODES,
-               f"unknown --compile-mode {self.compile_mode!r} (one of {', '.join(COMPILE_MODES)})")
-        _check(self.engine in ENGINES, f"unknown --engine {self.engine!r} (choose {', '.join(ENGINES)})")
-        _check(isinstance(self.workers, int) and 0 <= self.workers <= MAX_WORKERS,
-               f"--workers must be between 0 (one per CPU) and {MAX_WORKERS}, not {self.workers}")
-        f = self.gpus_per_job
-        _check(isinstance(f, (int, float)) and (f == 0 or 0 < f <= 1),
-               f"--gpus-per-job must be a share of one GPU, 0 < f <= 1 (0.5: two jobs share one), not {f}")
-        p = self.pretrain_gpus
-        _check(isinstance(p, (int, float)) and (p == 0 or 0 < p <= 1),
-               f"pretrain_gpus must be a share of one GPU, 0 < f <= 1 (0: a whole GPU each), not {p}")
-        _check(self.engine == "ray" or self.address is None, "--address needs --engine ray")
-        if self.address is not None:
-            split_address(self.address)
-        _check(self.engine != "local" or self.gpus_per_job == 0, "--gpus-per-job needs --engine ray or processes")
-        _check(isinstance(self.only, tuple) and all(isinstance(p, str) and p.strip() for p in self.only),
-               f"--only takes job-key patterns such as 'finetune/small/NAME/p0/*', not {self.only!r}")
-
-
-def check_precision(precision: str | None) -> str | None:
-    """``ablate --precision``: the arithmetic another machine keyed the models' jobs by ("cuda:bf16"),
-    to report here from the records its pieces made (None: this machine's); a malformed one: ConfigError."""
-    _check(precision is None or re.fullmatch(r"[a-z]+:(bf16|fp32)", str(precision)) is not None,
-           f"--precision must read DEVICE:bf16 or DEVICE:fp32 (cuda:bf16, cpu:fp32...), not {precision!r}")
-    return precision
-
-
 MAX_WORKERS = 1024  # jobs (processes, Ray CPUs) or torch threads at a time: more is a typo, not a machine
-
-
-def split_address(address: str) -> tuple[str, int]:
-    """(host, port) of a Ray ``--address`` HOST:PORT or ray://HOST:PORT ('auto': ("auto", 0)); a
-    malformed one is a ConfigError."""
-    from urllib.parse import urlsplit  # lazy: one use
-
-    if address == "auto":
-        return "auto", 0
-    rest = address[len("ray://"):] if address.startswith("ray://") else address
-    try:
-        parts = urlsplit("//" + rest)
-        host, port = parts.hostname, parts.port
-    except ValueError:
-        host = port = None
-    _check(bool(host) and port is not None and 0 < port and not any(c.isspace() for c in address)
-           and rest == parts.netloc,
-           f"--address must read HOST:PORT, ray://HOST:PORT or auto (a running Ray cluster), not {address!r}")
-    return host, port
 
 
 MAX_SEQ_LEN = 512  # the absolute positions of the BERT-family models biotok-train builds and continues
@@ -697,8 +444,8 @@ class PrepareConfig:
         check_numbers(self, {"seed": (0, SEED_MAX), "workers": (0, PREPARE_MAX_WORKERS)})
 
 
-__all__ = ["AblationConfig", "ARMS", "BASE_SIZE", "BenchConfig", "COMPILE", "COMPILE_MODES", "ELECTRA_BASE_LR", "ENGINES",
-           "EngineConfig", "FINETUNE_LR", "FINETUNE_WARMUP",
+__all__ = ["BenchConfig", "COMPILE", "COMPILE_MODES", "ELECTRA_BASE_LR",
+           "FINETUNE_LR", "FINETUNE_WARMUP",
            "FinetuneConfig", "MAX_SEQ_LEN", "OptimConfig", "OPTIMIZERS", "PREPARE_MAX_WORKERS", "PrepareConfig", "PRETRAIN_LR",
            "PRETRAIN_WARMUP", "PretrainConfig", "ProbeConfig", "RELATION_INPUTS", "SCHEDULES", "SCHEMES", "SIZES",
            "SUITES", "TRANSFER_METHODS", "TransferConfig"]

@@ -43,7 +43,8 @@ def experiment(budget: int = PLATEAU_BUDGET) -> X.Experiment:
 
         seeds = tuple(downstream["pretrain_seeds"]) if downstream else None
         cfg = config(work, None if "quick" not in work.name else ("e3c",))
-        report = run_ablation(dataclasses.replace(cfg, pretrain_seeds=seeds or cfg.pretrain_seeds), work / "run",
+        pretraining = dataclasses.replace(cfg.pretraining, seeds=seeds or cfg.pretraining.seeds)
+        report = run_ablation(dataclasses.replace(cfg, pretraining=pretraining), work / "run",
                               progress=False, force=True)
         publish_ablation(report, work / "run", dest, "CPU ablation: a biotok Unigram_L vocabulary vs CamemBERTa",
                          __doc__, command)

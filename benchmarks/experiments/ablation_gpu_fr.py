@@ -19,9 +19,8 @@ from benchmarks import corpora as C
 from biotok import TrainConfig, train_tokenizer
 from biotok.config import NormalizeConfig
 from benchmarks.experiments import ablation_gpu_fr_page as R
-from biotok_train.ablate import estimate as E
-from biotok_train.ablate import experiment as X
-from biotok_train.config import AblationConfig, FinetuneConfig, ProbeConfig
+from biotok_train.ablate import AblationConfig, Finetuning, Pretraining, Statistics, estimate as E, experiment as X
+from biotok_train.config import FinetuneConfig, ProbeConfig
 from biotok_train.predict import intrinsic_metrics
 from biotok_train.probe import run_probe
 
@@ -34,8 +33,10 @@ PROBE = {"steps": 400, "batch_size": 8, "seq_len": 128, "hidden": 128, "heads": 
 MIN_WORDS = 6  # a shorter evaluated sentence removes only a line that is exactly it (at 1 word, 94 clinical cases went)
 PROBE_CHARS = (4_000_000, 400_000)  # the probe's training and held-out samples (probe-fr: 3.1 M and 0.34 M)
 # BERT-small, 2 x the first GPU run's 24.6 M positions an arm (past the plateau); one pretraining seed fits a slot
-GPU = dict(sizes=("small",), budget=6000, batch_size=64, seq_len=128, lr=5e-4, pretrain_seeds=(0, 1, 2), seeds=(0, 1, 2),
-           pairs="all")  # every pair of vocabularies compared
+GPU = Pretraining(budget=6000, batch_size=64, seq_len=128, lr=5e-4, seeds=(0, 1, 2))
+# a dry run's toy size on a CPU; 40 dev and test examples (whole sets were 3/4 of its time)
+TOY = dict(sizes=("tiny",), pretraining=Pretraining(budget=4, batch_size=2, seq_len=32), finetuning=Finetuning(FinetuneConfig(
+    epochs=1, batch_size=4, max_length=64, max_steps=2, max_train_sentences=8, max_eval_examples=40)))
 # one H200, 16 cores, 540 s a command (10 min less run.sh and a margin), GPU jobs asking 1/8; the first slot's costs
 SLOT = X.Slot(540.0, 16, 0.125, C.REPO / "benchmarks" / "results" / "gpu" / "h200-2026-11-28" / "costs.json")
 PUBLISHED = C.REPO / "docs" / "results" / "ablation-gpu-fr"
@@ -79,13 +80,11 @@ def probe(work: Path, vocabs: dict[str, str], seeds: tuple[int, ...], quick: boo
 
 def gpu_config(work: Path, tasks: tuple[str, ...] | None = None) -> AblationConfig:
     """The GPU ablation (every vocabulary and French task, floors); with ``tasks``, at toy size for a CPU."""
-    vocabs = vocabularies(work, tasks is not None, train=False)
-    cfg = AblationConfig(tokenizers=tuple(vocabs.values()), corpus=(str(work / "text" / "text.txt"),),
-                         tasks=C.FRENCH_TASKS, data_dir=str(C.CORPORA), heldout_every=HELDOUT_EVERY, **GPU)
-    return cfg if tasks is None else dataclasses.replace(  # 40 dev and test examples: whole sets were 3/4 of its time
-        cfg, tasks=tasks, sizes=("tiny",), budget=4, batch_size=2, seq_len=32, pretrain_seeds=(0,), seeds=(0,), n_words=50,
-        n_resamples=200, finetune=FinetuneConfig(epochs=1, batch_size=4, max_length=64, max_steps=2,
-                                                 max_train_sentences=8, max_eval_examples=40))
+    cfg = AblationConfig(tokenizers=tuple(vocabularies(work, tasks is not None, train=False).values()), sizes=("small",),
+                         corpus=(str(work / "text" / "text.txt"),), tasks=C.FRENCH_TASKS, data_dir=str(C.CORPORA), pretraining=GPU,
+                         finetuning=Finetuning(seeds=(0, 1, 2)), statistics=Statistics(heldout_every=HELDOUT_EVERY, pairs="all"))
+    return cfg if tasks is None else dataclasses.replace(  # every pair of vocabularies compared, at toy size too
+        cfg, tasks=tasks, statistics=dataclasses.replace(cfg.statistics, n_words=50, n_resamples=200), **TOY)
 
 
 def plan_section(work: Path, vocabs: dict[str, str]) -> list[str]:
@@ -104,11 +103,11 @@ def plan_section(work: Path, vocabs: dict[str, str]) -> list[str]:
 def publish(dest: Path, command: str, text: dict, metrics: dict | None, probe_result: dict | None,
             vocabs: dict[str, str], work: Path, downstream: dict | None = None) -> None:
     """The page (:func:`benchmarks.experiments.ablation_gpu_fr_page.publish`), the GPU plan while some pretraining seed has no result."""
-    partial = downstream is None or len(downstream.get("pretrain_seeds", GPU["pretrain_seeds"])) < len(GPU["pretrain_seeds"])
+    partial = downstream is None or len(downstream.get("pretrain_seeds", GPU.seeds)) < len(GPU.seeds)
     plan = plan_section(work, vocabs) if partial and GPU_SUITE.is_file() else ()
     setup = R.PageSetup("AliBERT's question on one GPU: French vocabularies pretrained from scratch, and does the laptop "
                         "predict the answer?", command, "benchmarks/.data/ablation_gpu_fr/", VOCABS, HELDOUT_EVERY,
-                        GPU["budget"] * GPU["batch_size"] * GPU["seq_len"], plan,
+                        GPU.budget * GPU.batch_size * GPU.seq_len, plan,
                         X.baselines(work, C.FRENCH_TASKS, C.CORPORA) if downstream is None else {})
     R.publish(dest, setup, text, metrics, probe_result, vocabs, work, downstream)
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from biotok_train.ablate.estimate import H100_OVER_H200, JOB_OVERHEAD_S
-from biotok_train.config import AblationConfig
+from biotok_train.ablate.config import AblationConfig
 from biotok_train.predict import (
     Ranking, ablation_rankings, agreement, agreements, metric_rankings, no_signal, pairs, probe_ranking, smallest_p_value,
     summary,
@@ -311,9 +311,9 @@ def plan_section(cfg: AblationConfig, t: dict, rows: list[dict], packed: int) ->
     total = sum(r["total_minutes"] for r in rows)
     pre = sum(r["total_minutes"] for r in rows if r["job"] == "pretrain")
     lines = ["## The GPU side: its recipe and estimated cost", "",
-             f"BERT-{cfg.sizes[0]} from scratch per vocabulary, {cfg.budget:,} steps x {cfg.batch_size} x {cfg.seq_len} "
+             f"BERT-{cfg.sizes[0]} from scratch per vocabulary, {cfg.pretraining.budget:,} steps x {cfg.pretraining.batch_size} x {cfg.pretraining.seq_len} "
              f"= {cfg.tokens_per_arm:,} token positions for every arm, pretraining seeds "
-             f"{', '.join(map(str, cfg.pretrain_seeds))} x fine-tuning seeds {', '.join(map(str, cfg.seeds))}, every "
+             f"{', '.join(map(str, cfg.pretraining.seeds))} x fine-tuning seeds {', '.join(map(str, cfg.finetuning.seeds))}, every "
              f"task also fine-tuned from a random-init model (the floor); the verdicts wanted: a paired bootstrap between "
              "every pair of vocabularies on every task.",
              f"Throughput: {t['positions']:,} positions in {t['wall_s']:.1f} s on one {t['device']} in the GPU suite's "

@@ -25,8 +25,8 @@ def steps(q: dict) -> dict:
     from biotok.decide import decide
     from biotok.report import build_report, compare_tokenizers
     from biotok.report.decision import write_decision
-    from biotok_train.ablate import run_ablation
-    from biotok_train.config import AblationConfig, FinetuneConfig, ProbeConfig
+    from biotok_train.ablate import AblationConfig, run_ablation
+    from biotok_train.config import FinetuneConfig, ProbeConfig
     from biotok_train.probe import run_probe
 
     def inputs():  # corpus.txt, heldout.txt (each 10th line; each 4th of those for the probe), task/*.conll
@@ -51,8 +51,8 @@ def steps(q: dict) -> dict:
                 toks(), lines=held(), corpus=["heldout.txt"]).as_dict(), ensure_ascii=False), encoding="utf-8"),
             "probe": lambda: run_probe(ProbeConfig(tokenizers=ARMS, corpus=("corpus.txt",), heldout=("heldout-probe.txt",),
                                                    fair=True, seeds=q["seeds"], pairs="all", threads=1, **q["probe"]), "probe"),
-            "ablate": lambda: run_ablation(AblationConfig(tokenizers=ARMS, corpus=("corpus.txt",), tasks=("quaero=task",),
-                                                          pairs="all", finetune=ft, **q["ablate"]), "ablation"),
+            "ablate": lambda: run_ablation(AblationConfig.from_flat(tokenizers=ARMS, corpus=("corpus.txt",),  # q: flat
+                                                                    tasks=("quaero=task",), pairs="all", finetune=ft, **q["ablate"]), "ablation"),
             "decide": decision, "report": lambda: build_report(toks(), held(), "report", force=True, decide_from=EVIDENCE,
                                                                inputs=["heldout.txt", *EVIDENCE], corpus_label="heldout.txt")}
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from benchmarks._common import published_ablation_main
+from benchmarks._common import published_ablation_main, quick_variant
 from benchmarks.corpora import CORPORA, PAMJ
 
 
@@ -30,17 +30,15 @@ def recipe(base: Path, tokenizer: Path, quick: bool):
     """Everything the arms hold equal: MiniLM's architecture, 500 MLM steps of 8 x 128 tokens at the
     Table 9 (MiniLM) learning rate (what the CPU budget of this run allowed: about 8 CPU-minutes an
     arm), and one fine-tuning recipe for E3C's 449 training sentences."""
-    from biotok_train.config import AblationConfig, FinetuneConfig, OptimConfig
+    from biotok_train.ablate.config import AblationConfig, Base, Finetuning, Pretraining, Statistics
+    from biotok_train.config import FinetuneConfig, OptimConfig
 
-    return AblationConfig(
-        tokenizers=(str(tokenizer),), corpus=(str(PAMJ),), field_name="text", tasks=("e3c",),
-        data_dir=str(CORPORA), budget=10 if quick else 500, batch_size=8, seq_len=128, lr=1e-4,
-        pretrain_seeds=(0,), seeds=(0,) if quick else (0, 1, 2), arms=("continual", "extend", "transfer"),
-        extend_add=200 if quick else 2000, base=str(base),
-        finetune=FinetuneConfig(epochs=1 if quick else 5, batch_size=16, optim=OptimConfig(lr=1e-4),
-                                max_train_sentences=40 if quick else 0),
-        n_words=100 if quick else 150,  # masked-word top-1: ~3 CPU-s a word with MiniLM on one core
-    )
+    cfg = AblationConfig(
+        tokenizers=(str(tokenizer),), corpus=(str(PAMJ),), field_name="text", tasks=("e3c",), data_dir=str(CORPORA),
+        arms=("continual", "extend", "transfer"), pretraining=Pretraining(budget=500, batch_size=8, seq_len=128, lr=1e-4),
+        finetuning=Finetuning(FinetuneConfig(epochs=5, batch_size=16, optim=OptimConfig(lr=1e-4)), seeds=(0, 1, 2)),
+        base=Base(str(base)), statistics=Statistics(n_words=150))  # masked-word top-1: ~3 CPU-s a word (MiniLM, one core)
+    return quick_variant(cfg, budget=10, n_words=100, seeds=(0,), base=Base(str(base), extend_add=200)) if quick else cfg
 
 
 def _base(work: Path, args) -> Path:

@@ -13,11 +13,12 @@ on E3C. The work folder is ``ablation_cpu --budget``'s: whichever runs second re
 
 from __future__ import annotations
 
-import dataclasses
+from dataclasses import replace
 
 import benchmarks._common as C
 from benchmarks._common import REPO, ablation_cpu_recipe, ablation_cpu_workdir, ablation_unigram_l, machine, require_data
 from biotok_train.ablate import experiment as X
+from biotok_train.ablate.config import Curve
 
 PUBLISHED, TOK = REPO / "docs" / "results" / "plateau-fr", "Unigram_L-8k"
 TITLE = "When does a tiny French MLM leave the unigram plateau?"
@@ -27,15 +28,15 @@ def recipe(tokenizer, quick: bool, budget: int, every: int):
     """The ablation's recipe at ``budget``, seed 0, the held-out curve every ``every`` steps, nothing
     fine-tuned on it and one fine-tuning seed without floors (their jobs are the ablation's)."""
     cfg = ablation_cpu_recipe(tokenizer, quick, budget)
-    return dataclasses.replace(cfg, pretrain_seeds=(0,), seeds=(0,), floor=False, probe=0, curve_tasks=(),
-                               curve=tuple(range(every, cfg.budget, every)))
+    return replace(cfg, probe=0, pretraining=replace(cfg.pretraining, seeds=(0,)), finetuning=replace(cfg.finetuning, seeds=(0,)),
+                   statistics=replace(cfg.statistics, floor=False), curve=Curve(tuple(range(every, cfg.pretraining.budget, every)), ()))
 
 
 def intro(report) -> list[str]:
     """What was run, and the verdict of the held-out curve (its sentences, computed by ablate)."""
-    cfg = report.config
+    cfg, curve = report.config.pretraining, report.config.curve.steps
     lines = [f"Setup: BERT-tiny, batch {cfg.batch_size} x {cfg.seq_len} pieces, lr {cfg.lr:g}, one linear schedule over "
-             f"{cfg.budget:,} steps, pretraining seed 0, evaluated every {cfg.curve[0] if cfg.curve else cfg.budget:,} "
+             f"{cfg.budget:,} steps, pretraining seed 0, evaluated every {curve[0] if curve else cfg.budget:,} "
              "steps on the held-out lines of the E3C PAMJ split of `benchmarks/experiments/ablation_cpu.py` (every "
              "[MASK] position scored against the add-one unigram floor of the training pieces; 95 % bootstrap over "
              "held-out sequences). The curve is ablate's (`--curve ... --curve-tasks none`): nothing is fine-tuned on "

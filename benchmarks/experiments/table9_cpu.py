@@ -24,16 +24,15 @@ from benchmarks.corpora import CORPORA, PAMJ
 
 def recipe(base: Path, tokenizer: Path, quick: bool):
     """Everything the three arms hold equal."""
-    from biotok_train.config import AblationConfig
+    from biotok_train.ablate.config import AblationConfig, Base, Finetuning, Pretraining
     from biotok_train.config import FinetuneConfig, OptimConfig
 
-    return AblationConfig(
-        tokenizers=(str(tokenizer),), corpus=(str(PAMJ),), field_name="text", tasks=("e3c",),
-        data_dir=str(CORPORA), budget=10 if quick else 1000, batch_size=8, seq_len=128, lr=2e-3,
-        pretrain_seeds=(0,), seeds=(0, 1), arms=("scratch", "continual", "transfer"), base=str(base),
-        finetune=FinetuneConfig(epochs=1 if quick else 10, optim=OptimConfig(lr=5e-4), max_train_sentences=40 if quick else 0),
-        n_words=100 if quick else 1000,
-    )
+    cfg = AblationConfig(
+        tokenizers=(str(tokenizer),), corpus=(str(PAMJ),), field_name="text", tasks=("e3c",), data_dir=str(CORPORA),
+        arms=("scratch", "continual", "transfer"), base=Base(str(base)),
+        pretraining=Pretraining(budget=1000, batch_size=8, seq_len=128, lr=2e-3),
+        finetuning=Finetuning(FinetuneConfig(epochs=10, optim=OptimConfig(lr=5e-4)), seeds=(0, 1)))
+    return C.quick_variant(cfg, budget=10, n_words=100) if quick else cfg
 
 
 def general_model(work: Path, quick: bool) -> Path:

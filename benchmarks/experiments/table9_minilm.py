@@ -20,10 +20,10 @@ from pathlib import Path
 from benchmarks import corpora as C, keyed as K, recipe as R
 from biotok.config import NormalizeConfig, TrainConfig
 from biotok.datadir import corpora_dir
-from biotok_train.ablate import run_ablation
+from biotok_train.ablate import AblationConfig, Base, Curve, EngineConfig, Finetuning, Pretraining, Statistics, run_ablation
 from biotok_train.ablate.render import publish
 from biotok_train.bases import fetch_minilm
-from biotok_train.config import AblationConfig, EngineConfig, FinetuneConfig, OptimConfig
+from biotok_train.config import FinetuneConfig, OptimConfig
 from biotok_train.hf_models import model_config
 from biotok_train.tasks.common import cache_root
 
@@ -40,21 +40,21 @@ OPTIONS = {"--tasks": F("ncbi-disease,bc5-chem", "registered tasks (the first dr
            "--engine": F("local", "who runs the ablation's jobs", choices=("local", "ray")),
            "--workers": F(0, "jobs at a time (0: as many as the cores)", low=0),
            "--quick": F(False, "a toy run end to end: 1 task, 1 seed, 4 steps, 400 lines")}
+FT = FinetuneConfig(epochs=2, batch_size=16, max_length=128, train_fraction=0.25, optim=OptimConfig(lr=1e-4))
+QUICK = dict(pretraining=Pretraining(budget=4, batch_size=2, seq_len=32, lr=1e-4), curve=Curve((2,)), statistics=Statistics(
+    n_words=50, n_resamples=200), finetuning=Finetuning(dataclasses.replace(FT, epochs=1, max_steps=3, train_fraction=0.02)))
 
 
 def recipe(a, tasks: list[str], corpora: Path, work: Path) -> AblationConfig:
     """The ablation from the flags (checked before any work, as typed: OPTIONS's bounds, --curve's here)."""
-    curve, q = R.int_list(a.curve, "--curve", "MLM steps separated by commas (e.g. 250,500)"), a.quick
+    curve = R.int_list(a.curve, "--curve", "MLM steps separated by commas (e.g. 250,500)")
     R.refuse([(all(0 < c < a.steps for c in curve), f"--curve {a.curve}: each step must be between 0 and --steps "
                f"{a.steps} (both excluded: they are always on the curve)")])
-    return AblationConfig(
-        tokenizers=(str(work / "biotok"),), corpus=(str(work / "corpus.txt"),), tasks=tuple(tasks), lr=1e-4,
-        data_dir=str(corpora), base=a.base or "minilm", arms=("general", "continual", "transfer"),
-        transfer_methods=("fvt", "random"), budget=4 if q else a.steps, curve=(2,) if q else curve,
-        batch_size=2 if q else 8, seq_len=32 if q else 128, seeds=(0,) if q else tuple(range(a.seeds)),
-        n_words=50 if q else 1000, n_resamples=200 if q else 2000, finetune=FinetuneConfig(
-            epochs=1 if q else 2, batch_size=16, max_length=128, max_steps=3 if q else 0,
-            train_fraction=0.02 if q else 0.25, optim=OptimConfig(lr=1e-4)))
+    return dataclasses.replace(AblationConfig(  # --quick: its groups swapped whole
+        tokenizers=(str(work / "biotok"),), corpus=(str(work / "corpus.txt"),), tasks=tuple(tasks), data_dir=str(corpora),
+        arms=("general", "continual", "transfer"), base=Base(a.base or "minilm", transfer_methods=("fvt", "random")),
+        pretraining=Pretraining(budget=a.steps, batch_size=8, seq_len=128, lr=1e-4), curve=Curve(curve),
+        finetuning=Finetuning(FT, seeds=tuple(range(a.seeds))), statistics=Statistics(n_resamples=2000)), **(QUICK if a.quick else {}))
 
 
 def run(a) -> None:
@@ -68,7 +68,7 @@ def run(a) -> None:
     base = Path(a.base) if a.base else fetch_minilm()
     size = a.vocab_size or model_config(base)["vocab_size"]
     K.trained([work / "corpus.txt"], TrainConfig("wordpiece", vocab_size=size, normalize=LOWER), work / "biotok")
-    report = run_ablation(dataclasses.replace(cfg, base=str(base)), work / "ablation",
+    report = run_ablation(dataclasses.replace(cfg, base=dataclasses.replace(cfg.base, model=str(base))), work / "ablation",
                           engine=EngineConfig(a.engine, a.workers))
     intro = f"Base: `{base.name}`. {C.pretraining_text_sentence(text)}"
     print(f"wrote {publish(report, Path(a.out), title=TITLE, command=a.command, intro=[intro])}", file=sys.stderr)

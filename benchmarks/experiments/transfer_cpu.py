@@ -21,7 +21,8 @@ from biotok_train.ablate import experiment as X, run_ablation, split_corpus
 from biotok_train.ablate.keys import Key
 from biotok_train.ablate.render import publish
 from biotok_train.ablate.store import read_record
-from biotok_train.config import AblationConfig, FinetuneConfig, OptimConfig, PretrainConfig
+from biotok_train.ablate.config import AblationConfig, Base, Curve, Finetuning, Pretraining, Statistics
+from biotok_train.config import FinetuneConfig, OptimConfig, PretrainConfig
 
 WORK, PUBLISHED = CACHE / "transfer_cpu", REPO / "docs" / "results" / "transfer-cpu"
 TITLE, TOK = "Vocabulary transfer on CPU: `fvt` vs `random` rows, then continual pretraining", "tok-clinical-8000"
@@ -29,17 +30,17 @@ TITLE, TOK = "Vocabulary transfer on CPU: `fvt` vs `random` rows, then continual
 
 def recipe(base: Path, tokenizer: Path, quick: bool):
     """The two transfer arms, the held-out curve only, one E3C fine-tuning of each final model."""
-    return AblationConfig(
+    cfg = AblationConfig(
         tokenizers=(str(tokenizer),), corpus=(str(PAMJ),), field_name="text", tasks=("e3c",), data_dir=str(CORPORA),
-        base=str(base), arms=("transfer",), transfer_methods=("fvt", "random"), budget=4 if quick else 250,
-        curve=(2,) if quick else (10, 25, 50, 100, 150, 200), curve_tasks=(), batch_size=32, seq_len=128, lr=1e-3,
-        pretrain_seeds=(0,), seeds=(0,), floor=False, n_words=40 if quick else 400,
-        finetune=FinetuneConfig(epochs=1 if quick else 10, optim=OptimConfig(lr=5e-4), max_train_sentences=40 if quick else 0))
+        arms=("transfer",), base=Base(str(base), transfer_methods=("fvt", "random")),
+        pretraining=Pretraining(budget=250, batch_size=32, seq_len=128, lr=1e-3), curve=Curve((10, 25, 50, 100, 150, 200), ()),
+        finetuning=Finetuning(FinetuneConfig(epochs=10, optim=OptimConfig(lr=5e-4))), statistics=Statistics(400, floor=False))
+    return C.quick_variant(cfg, budget=4, n_words=40, curve=Curve((2,), ())) if quick else cfg
 
 
 def intro(report, out: Path, vocab: str) -> list[str]:
     """The general model and the rows each method made (from the jobs' records), then the curve's verdict."""
-    base = json.loads((Path(report.config.base) / "metrics.jsonl").read_text(encoding="utf-8").splitlines()[-1])
+    base = json.loads((Path(report.config.base.model) / "metrics.jsonl").read_text(encoding="utf-8").splitlines()[-1])
     _, counts = read_record(out, str(Key("transfer", vocab=vocab, method="fvt")), None)
     rows = ", ".join(f"{n:,} {kind}" for kind, n in counts["counts"].items() if n)
     lines = [f"General model: BERT-tiny, {base['step']:,} steps on the French WMT biomedical abstracts with CamemBERTa's "

@@ -37,14 +37,17 @@ def plan(work: Path, seeds: int, fraction: float, epochs: int):
     fine-tuning ``epochs`` epochs on ``fraction`` of the training sentences."""
     from biotok.config import TrainConfig
     from biotok.train import train_tokenizer
-    from biotok_train.config import AblationConfig, FinetuneConfig
+    from biotok_train.config import FinetuneConfig
+    from biotok_train.ablate.config import AblationConfig, Finetuning, Pretraining, Statistics
 
     tok = work / "wordpiece"
     if not (tok / "tokenizer.json").is_file():
         train_tokenizer([SAMPLE], TrainConfig(algo="wordpiece", vocab_size=2000), tok, force=True)
     return AblationConfig(tokenizers=(str(tok),), corpus=(str(SAMPLE),), tasks=("e3c",), data_dir=str(C.CORPORA),
-                          budget=2, batch_size=4, seq_len=64, seeds=tuple(range(seeds)), n_words=20, n_resamples=200,
-                          finetune=FinetuneConfig(epochs=epochs, batch_size=16, train_fraction=fraction))
+                          pretraining=Pretraining(budget=2, batch_size=4, seq_len=64),
+                          finetuning=Finetuning(FinetuneConfig(epochs=epochs, batch_size=16, train_fraction=fraction),
+                                                seeds=tuple(range(seeds))),
+                          statistics=Statistics(n_words=20, n_resamples=200))
 
 
 def one_run(cfg, out: Path, engine) -> float:
@@ -62,7 +65,7 @@ def one_run(cfg, out: Path, engine) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from biotok_train.config import EngineConfig
+    from biotok_train.ablate.config import EngineConfig
 
     p = argparse.ArgumentParser(prog="python -m benchmarks.speed.engine_speed", description=__doc__.splitlines()[0])
     p.add_argument("--workers", type=int, default=os.cpu_count() or 2)

@@ -64,7 +64,7 @@ def fake_jobs(data: dict) -> None:
 
     def evaluate(env, vocab, rel_model, needs):
         rng = random.Random(rel_model)
-        hits = [rng.random() < 0.5 for _ in range(env.cfg.n_words)]
+        hits = [rng.random() < 0.5 for _ in range(env.cfg.statistics.n_words)]
         return {"mlm": {"accuracy": {"top1": sum(hits) / len(hits), "top3": 0.5, "top5": 0.6}, "n_words": len(hits),
                         "ranks": [1 if h else 2 for h in hits]}, "heldout": {"rows": [[52.0, 60.0, 2.0, 0.5, 10.0]] * 50}}
 
@@ -87,7 +87,8 @@ def main(argv: list[str] | None = None) -> int:
     from biotok.config import NormalizeConfig, TrainConfig
     from biotok.train import train_tokenizer
     import biotok_train.ablate.run as RUN
-    from biotok_train.config import AblationConfig, EngineConfig, FinetuneConfig
+    from biotok_train.config import FinetuneConfig
+    from biotok_train.ablate.config import AblationConfig, EngineConfig, Finetuning, Pretraining, Statistics
     from biotok_train.tasks import load
 
     tasks = tuple(a.tasks.split(","))
@@ -100,12 +101,12 @@ def main(argv: list[str] | None = None) -> int:
         toks.append(str(out))
     fake_jobs({t: load(t, str(C.CORPORA)) for t in tasks})
     cfg = AblationConfig(tokenizers=tuple(toks), corpus=(str(SAMPLE),), tasks=tasks, data_dir=str(C.CORPORA),
-                         sizes=("tiny",), budget=4, batch_size=2, seq_len=32, pretrain_seeds=(0,), seeds=(0, 1, 2),
-                         n_words=50, n_resamples=200, heldout_every=20,
-                         finetune=FinetuneConfig(epochs=1, batch_size=4, max_length=64, max_steps=2,
-                                                 max_train_sentences=8))
+                         sizes=("tiny",), pretraining=Pretraining(budget=4, batch_size=2, seq_len=32, seeds=(0,)),
+                         finetuning=Finetuning(FinetuneConfig(epochs=1, batch_size=4, max_length=64, max_steps=2,
+                                                              max_train_sentences=8), seeds=(0, 1, 2)),
+                         statistics=Statistics(n_words=50, n_resamples=200, heldout_every=20))
     if a.pairs:
-        cfg = dataclasses.replace(cfg, pairs=a.pairs)
+        cfg = dataclasses.replace(cfg, statistics=dataclasses.replace(cfg.statistics, pairs=a.pairs))
     report = RUN._report
     RUN._report = lambda res: None  # the fakes' records first, no report
     RUN.run_ablation(cfg, a.work / "gpu", progress=False, engine=EngineConfig("local"), force=True)

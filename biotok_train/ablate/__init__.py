@@ -50,10 +50,12 @@ from biotok_train.ablate.plan import Leg, leg_names, plan_legs, task_dir
 from biotok_train.ablate.render import markdown, plot, publish, published_readme, rewrite
 from biotok_train.ablate.results import MLM, AblationReport, ArmResult, Results, load
 from biotok_train.ablate.run import Incomplete, run_ablation, same_recipe, split_corpus
-from biotok_train.config import ARMS, BASE_SIZE, TRANSFER_METHODS, AblationConfig, EngineConfig
+from biotok_train.ablate.config import (ARMS, BASE_SIZE, AblationConfig, Base, Curve, EngineConfig, Finetuning,
+                                        Pretraining, Statistics)
+from biotok_train.config import TRANSFER_METHODS
 
-__all__ = ["ARMS", "BASE_SIZE", "MLM", "TRANSFER_METHODS", "AblationConfig", "AblationReport", "ArmResult",
-           "EngineConfig", "Incomplete", "Job", "Leg", "Outcome", "Results", "analyze", "compute_statistics",
+__all__ = ["ARMS", "BASE_SIZE", "MLM", "TRANSFER_METHODS", "AblationConfig", "AblationReport", "ArmResult", "Base",
+           "Curve", "EngineConfig", "Finetuning", "Pretraining", "Statistics", "Incomplete", "Job", "Leg", "Outcome", "Results", "analyze", "compute_statistics",
            "content_keys", "execute", "leg_names", "load", "markdown", "plan_legs", "plot", "publish",
            "published_readme", "rewrite", "run_ablation", "same_recipe", "split_corpus", "task_dir",
            "verdict_sentences", "word_floor"]

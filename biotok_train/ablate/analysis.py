@@ -23,7 +23,7 @@ from biotok_train.ablate.plan import Leg, Plan, comparison_pairs, evaluate_key, 
 from biotok_train.ablate.results import MLM, ArmResult, Results, at_size, metric_label
 from biotok_train.ablate.store import decode
 from biotok_train.ablate.tasks import resolve_tasks
-from biotok_train.config import AblationConfig
+from biotok_train.ablate.config import AblationConfig
 from biotok_train.tasks.examples import targets
 
 MEAN_METRICS = ("accuracy", "hamming_score", "exact_match_ratio")  # means of per-example scores
@@ -69,7 +69,7 @@ class Evidence:
         from biotok_train.evaluate.masked_words import sample_words  # lazy: heavy import
 
         held = (self.out / "corpus" / "heldout.txt").read_text(encoding="utf-8").splitlines()
-        return word_floor(self.out / "corpus" / "pretrain.txt", sample_words(held, self.cfg.n_words, seed=0))
+        return word_floor(self.out / "corpus" / "pretrain.txt", sample_words(held, self.cfg.statistics.n_words, seed=0))
 
     def runs(self, size: str, arm: str, task: str, step: int | None = None) -> dict[str, dict]:
         """The records of one cell's fine-tuning runs: {"pP-fF": run}."""
@@ -77,7 +77,7 @@ class Evidence:
 
     def ranks(self, size: str, arm: str) -> dict[int, list[int]]:
         """An arm's rank of each held-out word (-1: not scored), per pretraining seed."""
-        return {p: self.records[evaluate_key(size, arm, p)]["mlm"]["ranks"] for p in self.cfg.pretrain_seeds}
+        return {p: self.records[evaluate_key(size, arm, p)]["mlm"]["ranks"] for p in self.cfg.pretraining.seeds}
 
 
 def analyze(res: Evidence) -> Results:
@@ -94,13 +94,13 @@ def analyze(res: Evidence) -> Results:
     sentences = [*verdict_sentences(cfg, res.tasks, comparisons, floors, rankings, arms, mlm_floors),
                  *P.plateau_sentences(arms, sized), *(r["sentence"] for r in probed),
                  *no_signal_sentences(res.tasks, baselines, checks, silent, cfg),
-                 *P.curve_plateau_sentences(held, cfg.budget, sized), *P.heldout_gap_sentences(held_gaps, sized),
+                 *P.curve_plateau_sentences(held, cfg.pretraining.budget, sized), *P.heldout_gap_sentences(held_gaps, sized),
                  *catch_up_sentences(gaps, res)]
     return Results(recipe=cfg.recipe(), tokenizers=list(cfg.tokenizers), reference=res.legs[0].name,
                    command=command_line(cfg, res.out), versions=versions_line(), tasks=res.tasks, arms=arms,
                    comparisons=comparisons, floors=floors,
                    mlm_floors=mlm_floors, rankings=rankings, probe_rankings=probed, curve=points, curve_gaps=gaps,
-                   heldout_curve=held, heldout_curve_gaps=held_gaps, verdicts=sentences, pairs=cfg.pairs,
+                   heldout_curve=held, heldout_curve_gaps=held_gaps, verdicts=sentences, pairs=cfg.statistics.pairs,
                    baselines=baselines, baseline_checks=checks, no_signal=silent,
                    per_pretrain_seed=per_pretrain_seed(res), costs=cost_summary(res))
 
@@ -161,20 +161,20 @@ def arm_results(res: Evidence) -> list[ArmResult]:
     for size in cfg.sizes:
         for leg in res.legs:
             prep = res.records[f"prepare/{leg.vocab}"]
-            pre = [res.records[pretrain_key(size, leg.name, p)] for p in cfg.pretrain_seeds] if leg.pretrained else []
-            ev = {p: res.records[evaluate_key(size, leg.name, p)] for p in cfg.pretrain_seeds} if leg.pretrained else {}
+            pre = [res.records[pretrain_key(size, leg.name, p)] for p in cfg.pretraining.seeds] if leg.pretrained else []
+            ev = {p: res.records[evaluate_key(size, leg.name, p)] for p in cfg.pretraining.seeds} if leg.pretrained else {}
             tokens = int(round(sum(r["tokens_seen"] for r in pre) / len(pre))) if pre else 0
             cpt = train_chars / max(1, prep["num_tokens"])
             summ = lambda runs: S.summarize_seeds([r["score"] for r in runs.values()]).to_dict()  # noqa: E731
-            floors = {t: summ(res.runs(size, floor_name(leg, cfg.base is not None), t)) for t in cfg.tasks} \
-                if cfg.floor else {}
+            floors = {t: summ(res.runs(size, floor_name(leg, cfg.base.model is not None), t)) for t in cfg.tasks} \
+                if cfg.statistics.floor else {}
             arms.append(ArmResult(
                 size=size, name=leg.name, tokenizer=str(leg.tokenizer), vocab_size=prep["vocab_size"],
                 fertility=prep["fertility"], pieces_per_line=prep["pieces_per_line"], chars_per_token=round(cpt, 4),
                 corpus_tokens=prep["num_tokens"], steps=int(pre[0]["steps"]) if pre else 0, tokens_seen=tokens,
                 chars_seen=int(round(tokens * cpt)), epochs=round(tokens / max(1, prep["num_tokens"]), 3),
-                heldout_mlm=pooled_summary({p: e["heldout"]["rows"] for p, e in ev.items()}, cfg.n_resamples,
-                                           cfg.confidence) if ev else {},
+                heldout_mlm=pooled_summary({p: e["heldout"]["rows"] for p, e in ev.items()}, cfg.statistics.n_resamples,
+                                           cfg.statistics.confidence) if ev else {},
                 mlm={k: S.summarize_seeds([e["mlm"]["accuracy"][k] for e in ev.values()]).to_dict()
                      for k in ("top1", "top3", "top5")} if ev else {},
                 mlm_words=int(next(iter(ev.values()))["mlm"]["n_words"]) if ev else 0,
@@ -268,7 +268,7 @@ def _rows(res: Evidence, task: str, preds: dict[str, list], scores: dict[str, fl
 def _mlm_rows(res: Evidence, size: str, ref: str, cand: str):
     """Top-1 hits per held-out word scored by both arms, per pretraining seed."""
     r, c = res.ranks(size, ref), res.ranks(size, cand)
-    first = res.cfg.pretrain_seeds[0]
+    first = res.cfg.pretraining.seeds[0]
     both = [i for i, (a, b) in enumerate(zip(r[first], c[first])) if a >= 0 and b >= 0]
     hit = lambda ranks: S.accuracy_stats([float(ranks[i] == 1) for i in both])  # noqa: E731
     return {str(p): hit(r[p]) for p in r}, {str(p): hit(c[p]) for p in c}
@@ -277,8 +277,8 @@ def _mlm_rows(res: Evidence, size: str, ref: str, cand: str):
 def _bootstrap(ref_by_run: dict, cand_by_run: dict, metric, cfg: AblationConfig, name: str | None = None
                ) -> S.PairedBootstrap:
     ref, cand, clusters = S.pool_seeds(ref_by_run, cand_by_run)
-    return S.paired_bootstrap(ref, cand, metric, clusters=clusters, n_resamples=cfg.n_resamples,
-                              confidence=cfg.confidence, seed=0, name=name)
+    return S.paired_bootstrap(ref, cand, metric, clusters=clusters, n_resamples=cfg.statistics.n_resamples,
+                              confidence=cfg.statistics.confidence, seed=0, name=name)
 
 
 def _compare(res: Evidence, ref: tuple, cand: tuple, task: str) -> S.PairedBootstrap:
@@ -289,7 +289,7 @@ def _compare(res: Evidence, ref: tuple, cand: tuple, task: str) -> S.PairedBoots
 def _mlm_floor_rows(res: Evidence, size: str, name: str, hits: Sequence[float]):
     """Top-1 hits of an arm and of the word floor on the words the arm could score, per seed."""
     r = res.ranks(size, name)
-    words = [i for i, k in enumerate(r[res.cfg.pretrain_seeds[0]]) if k >= 0]
+    words = [i for i, k in enumerate(r[res.cfg.pretraining.seeds[0]]) if k >= 0]
     arm = {str(p): S.accuracy_stats([float(r[p][i] == 1) for i in words]) for p in r}
     return {str(p): S.accuracy_stats([hits[i] for i in words]) for p in r}, arm
 
@@ -313,7 +313,7 @@ def compute_statistics(res: Evidence, arms: list[ArmResult]) -> tuple[list, list
     cfg = res.cfg
     comparisons, floors, mlm_floors = [], [], []
     names = [leg.name for leg in res.legs]
-    pairs = arm_pairs(res.legs, cfg.pairs)
+    pairs = arm_pairs(res.legs, cfg.statistics.pairs)
     pretrained = {leg.name for leg in res.legs if leg.pretrained}
     word, hits = res.word_floor
     for size in cfg.sizes:
@@ -330,8 +330,8 @@ def compute_statistics(res: Evidence, arms: list[ArmResult]) -> tuple[list, list
                 b = _compare(res, (size, ref, task, None), (size, cand, task, None), task)
                 comparisons.append({"size": size, "task": task, "reference_arm": ref, "candidate_arm": cand,
                                     **b.to_dict()})
-            for leg in (res.legs if cfg.floor else ()):
-                floor = (size, floor_name(leg, cfg.base is not None), task, None)
+            for leg in (res.legs if cfg.statistics.floor else ()):
+                floor = (size, floor_name(leg, cfg.base.model is not None), task, None)
                 b = _compare(res, floor, (size, leg.name, task, None), task)
                 floors.append({"size": size, "task": task, "arm": leg.name, **b.to_dict(),
                                "beats_floor": b.verdict == S.BETTER})
@@ -369,7 +369,7 @@ def no_signal_sentences(tasks: dict, baselines: dict, checks: Sequence[dict], si
         out.append(f"{at_size(s['size'])}, {metric_label(tasks, s['task'])} carries no signal: no arm beats its "
                    f"trivial baseline ({b['rule']}: {b['test']:.3f} on test); the best arm, {best['arm']}, scores "
                    f"{best['candidate']:.3f} ({best['difference']:+.3f} [{best['low']:+.3f}, {best['high']:+.3f}], "
-                   f"{cfg.confidence:.0%} paired bootstrap), so the verdicts on that task say nothing about the "
+                   f"{cfg.statistics.confidence:.0%} paired bootstrap), so the verdicts on that task say nothing about the "
                    "vocabularies and it is left out of the Kendall τ that tests whether a tokenizer measure predicts the "
                    "tasks' ranking.")
     return out
@@ -392,14 +392,14 @@ def curve(res: Evidence) -> tuple[list[dict], list[dict]]:
     pretrained arm's score after k steps (0: where it starts, then each --curve step and the budget),
     and at each step each arm minus continual (or the reference) with its paired bootstrap interval."""
     cfg = res.cfg
-    steps = (0, *cfg.curve, cfg.budget)
+    steps = (0, *cfg.curve.steps, cfg.pretraining.budget)
     legs = [leg for leg in res.legs if leg.pretrained]
     ref = next((leg.name for leg in legs if leg.init == "continual"), legs[0].name if legs else None)
     points, gaps = [], []
     for size in cfg.sizes:
         for task in cfg.curve_task_list:
             for k in steps:
-                step = None if k == cfg.budget else k
+                step = None if k == cfg.pretraining.budget else k
                 runs = {leg.name: res.runs(size, leg.name, task, step) for leg in legs}
                 for name, r in runs.items():
                     points.append({"size": size, "arm": name, "step": k, "task": task,
@@ -415,12 +415,12 @@ def verdict_sentences(cfg: AblationConfig, tasks: dict, comparisons: list[dict],
                       rankings: list[dict], arms: list[ArmResult], mlm_floors: Sequence[dict] = ()) -> list[str]:
     """The verdicts in words, every one computed from the numbers."""
     out = []
-    seeds = len(cfg.pretrain_seeds) * len(cfg.seeds)
-    pct = f"{cfg.confidence:.0%}"
+    seeds = len(cfg.pretraining.seeds) * len(cfg.finetuning.seeds)
+    pct = f"{cfg.statistics.confidence:.0%}"
     for c in comparisons:
         what = metric_label(tasks, c["task"])
         ci = f"{c['difference']:+.3f} [{c['low']:+.3f}, {c['high']:+.3f}]"
-        n = (f"{c['n_clusters']} held-out words × {len(cfg.pretrain_seeds)} pretraining seed(s)" if c["task"] == MLM
+        n = (f"{c['n_clusters']} held-out words × {len(cfg.pretraining.seeds)} pretraining seed(s)" if c["task"] == MLM
              else f"{c['n_clusters']} test examples × {seeds} seed pair(s)")
         if c.get("signal") is False:
             out.append(f"{at_size(c['size'])}, on {what}, {c['candidate_arm']} against {c['reference_arm']} carries "
@@ -442,7 +442,7 @@ def verdict_sentences(cfg: AblationConfig, tasks: dict, comparisons: list[dict],
         for task in cfg.tasks:
             bad = [f["arm"] for f in floors if f["size"] == size and f["task"] == task and not f["beats_floor"]]
             if bad:
-                out.append(f"The budget ({cfg.budget} steps, {cfg.tokens_per_arm:,} token positions per arm) was too "
+                out.append(f"The budget ({cfg.pretraining.budget} steps, {cfg.tokens_per_arm:,} token positions per arm) was too "
                            f"small to judge the vocabularies on {metric_label(tasks, task)} {at_size(size).lower()}: "
                            f"{len(bad)} of {len({a.name for a in arms})} arms do not beat a randomly initialised model, "
                            "so the verdicts on that task say little about the vocabularies.")
@@ -467,11 +467,11 @@ def per_pretrain_seed(res: Evidence) -> list[dict]:
         for leg in res.legs:
             for task in cfg.tasks:
                 runs = res.runs(size, leg.name, task)
-                for p in cfg.pretrain_seeds:
-                    values = [runs[f"p{p}-f{f}"]["score"] for f in cfg.seeds if f"p{p}-f{f}" in runs]
+                for p in cfg.pretraining.seeds:
+                    values = [runs[f"p{p}-f{f}"]["score"] for f in cfg.finetuning.seeds if f"p{p}-f{f}" in runs]
                     if not values:
                         continue
-                    ci = S.seed_interval(values, cfg.confidence)
+                    ci = S.seed_interval(values, cfg.statistics.confidence)
                     out.append({"size": size, "arm": leg.name, "task": task, "pretrain_seed": p,
                                 **S.summarize_seeds(values).to_dict(),
                                 "low": ci[0] if ci else None, "high": ci[1] if ci else None})
@@ -507,7 +507,7 @@ def catch_up_sentences(gaps: Sequence[dict], res: Evidence) -> list[str]:
             first = next((g for g in rows if g["verdict"] != S.WORSE), None)
             if first is None:
                 out.append(f"On the curve{on}, {arm} stays below {ref} at every step measured (k = {tried}): within "
-                           f"{res.cfg.budget:,} steps it does not catch up.")
+                           f"{res.cfg.pretraining.budget:,} steps it does not catch up.")
                 continue
             when = "from the start (k = 0)" if first["step"] == 0 else f"after {first['step']:,} MLM steps"
             word = "better than" if first["verdict"] == S.BETTER else "indistinguishable from"

@@ -1,6 +1,6 @@
 """The ``biotok-train ablate`` options and the way back from an :class:`AblationConfig` to them.
 
-The options are declared once, here (defaults from :class:`~biotok_train.config.AblationConfig`),
+The options are declared once, here (defaults from :class:`~biotok_train.ablate.config.AblationConfig`),
 in the order the command line is written; :mod:`biotok_train.cli.ablate` puts them on the command.
 :func:`ablation_config` turns their values into the config and :func:`command_line` spells a
 config as the command that makes it, walking the same options (so a new option is written in the
@@ -10,7 +10,6 @@ report imports :func:`command_line`, the CLI imports the runner.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import os
 import shlex
@@ -20,9 +19,10 @@ import click
 
 from biotok.cli.options import GreedyOption, data_dir_option, default_of, field_option, quiet_option
 from biotok_train.tasks.options import USER_TASK_OPTIONS, user_task_files
-from biotok_train.config import COMPILE_MODES, ENGINES, PAIRS, TRANSFER_METHODS, AblationConfig, EngineConfig, FinetuneConfig, OptimConfig
+from biotok_train.config import COMPILE_MODES, PAIRS, TRANSFER_METHODS, FinetuneConfig, OptimConfig
+from biotok_train.ablate.config import ENGINES, AblationConfig, EngineConfig
 
-# Options that set a field of the fine-tuning recipe (AblationConfig.finetune), by field name
+# Options that set a field of the fine-tuning recipe (AblationConfig.finetuning.recipe), by field name
 # (the lr is a field of its optimizer).
 FINETUNE_OPTIONS = {"ft_epochs": "epochs", "ft_batch_size": "batch_size", "ft_max_steps": "max_steps",
                     "train_fraction": "train_fraction"}
@@ -30,7 +30,8 @@ FINETUNE_OPTIONS = {"ft_epochs": "epochs", "ft_batch_size": "batch_size", "ft_ma
 ALWAYS_WRITTEN = ("tokenizers", "corpus", "tasks", "budget", "batch_size", "seq_len", "lr", "pretrain_seeds", "seeds", "out")
 
 
-_ab, _ft, _eng = (functools.partial(default_of, c) for c in (AblationConfig, FinetuneConfig, EngineConfig))
+_ab = AblationConfig.flat_default  # the options are the config's flat names (ablate.config.FLAT)
+_ft, _eng = (functools.partial(default_of, c) for c in (FinetuneConfig, EngineConfig))
 FT_LR = FinetuneConfig().optim.lr  # the fine-tuning lr when none is given
 
 
@@ -200,16 +201,17 @@ def ablation_config(no_floor: bool, data_dir, ft_lr: float, task_type=None, trai
     finetune = FinetuneConfig(**{field: options.pop(opt) for opt, field in FINETUNE_OPTIONS.items()},
                               optim=OptimConfig(lr=ft_lr))
     values = {k: tuple(v) if isinstance(v, (list, tuple)) else v for k, v in options.items()}
-    return AblationConfig(**values, data_dir=str(data_dir) if data_dir else None, floor=not no_floor,
-                          finetune=finetune)
+    return AblationConfig.from_flat(**values, data_dir=str(data_dir) if data_dir else None, floor=not no_floor,
+                                    finetune=finetune)
 
 
 def option_values(cfg: AblationConfig, out: str | os.PathLike[str]) -> dict:
     """The inverse of :func:`ablation_config`: ``ablate``'s option values that give ``cfg``."""
-    values = {f.name: getattr(cfg, f.name) for f in dataclasses.fields(cfg) if f.name not in ("finetune", "floor")}
-    values.update({opt: getattr(cfg.finetune, field) for opt, field in FINETUNE_OPTIONS.items()})
+    values = {k: v for k, v in cfg.flat().items() if k not in ("finetune", "floor")}
+    recipe = cfg.finetuning.recipe
+    values.update({opt: getattr(recipe, field) for opt, field in FINETUNE_OPTIONS.items()})
     values.update(_user_files(cfg.tasks))
-    return {**values, "ft_lr": cfg.finetune.optim.lr, "no_floor": not cfg.floor, "out": str(out)}
+    return {**values, "ft_lr": recipe.optim.lr, "no_floor": not cfg.statistics.floor, "out": str(out)}
 
 
 def _user_files(tasks: tuple[str, ...]) -> dict:
@@ -228,13 +230,13 @@ def _user_files(tasks: tuple[str, ...]) -> dict:
 def _written(name: str, value, default, cfg: AblationConfig) -> bool:
     """Whether an option goes into the command line: when it differs from its default, or states the
     budget; with --base, --arms always and never --sizes (every arm has the base's architecture)."""
-    if cfg.base is not None and name in ("sizes", "arms"):
+    if cfg.base.model is not None and name in ("sizes", "arms"):
         return name == "arms"
     if (name == "transfer_methods" and "transfer" not in cfg.arms) or (name == "extend_add" and "extend" not in cfg.arms):
         return False
     if name == "tasks" and not value:  # every task given by --task-type
         return False
-    if name in ALWAYS_WRITTEN or (name == "sizes" and cfg.base is None):
+    if name in ALWAYS_WRITTEN or (name == "sizes" and cfg.base.model is None):
         return True
     return value is not None and value is not False and value != default
 

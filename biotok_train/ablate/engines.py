@@ -27,7 +27,7 @@ from biotok.pipes import keep_safe_std_streams
 from biotok.spawning import end_broken_pool, exit_with_parent, spawn_context
 from biotok_train.ablate.jobs import Job
 from biotok_train.ablate.store import read_record, record_path, start_over_if_stale, write_record
-from biotok_train.config import EngineConfig
+from biotok_train.ablate.config import EngineConfig
 from biotok_train.threads import Threads, capped, set_threads
 
 log = logging.getLogger(__name__)
@@ -157,7 +157,7 @@ PROBE_SECONDS = 5.0  # how long --address may take to accept a connection
 def _probe(address: str, timeout: float = PROBE_SECONDS) -> None:
     """A TCP connection to a Ray cluster's HOST:PORT (ray://HOST:PORT): a cluster that is not there
     is one ConfigError now, instead of ray.init retrying for minutes and deaf to SIGTERM."""
-    from biotok_train.config import split_address  # lazy: one use
+    from biotok_train.ablate.config import split_address  # lazy: one use
 
     host, port = split_address(address)
     try:

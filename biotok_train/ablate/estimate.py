@@ -26,7 +26,7 @@ from typing import Iterable, Mapping, Sequence
 
 from biotok_train.ablate.keys import Key
 from biotok_train.ablate.store import read_archive
-from biotok_train.config import AblationConfig
+from biotok_train.ablate.config import AblationConfig
 from biotok_train.tasks import load
 
 H100_OVER_H200 = 3.35 / 4.8  # memory bandwidth (TB/s): same bf16 peak, so a conservative slow-down
@@ -52,14 +52,14 @@ def gpu_plan(cfg: AblationConfig, task_sizes: dict[str, tuple[int, int, int, int
     card at ``positions_per_s`` (``task_sizes``: train, dev, test examples and sequences per
     example; ``lengths``: a task's mean positions per sequence, default every sequence padded to the
     fine-tuning max length); ``fits_a_piece``: at most :data:`PIECE_MINUTES`."""
-    arms, pseeds, fseeds = len(cfg.tokenizers), len(cfg.pretrain_seeds), len(cfg.seeds)
+    arms, pseeds, fseeds = len(cfg.tokenizers), len(cfg.pretraining.seeds), len(cfg.finetuning.seeds)
     padded = cfg.finetune_config(0).max_length
     rows = [{"job": "pretrain", "count": arms * pseeds,
              "minutes": (cfg.tokens_per_arm / positions_per_s + JOB_OVERHEAD_S) / 60}]
     for task, (train, dev, test, per) in task_sizes.items():
         length = min(padded, (lengths or {}).get(task, padded))
-        work = per * length * (cfg.finetune.epochs * (train + dev / 3) + test / 3)
-        runs = arms * pseeds * fseeds * (2 if cfg.floor else 1)
+        work = per * length * (cfg.finetuning.recipe.epochs * (train + dev / 3) + test / 3)
+        runs = arms * pseeds * fseeds * (2 if cfg.statistics.floor else 1)
         rows.append({"job": f"finetune {task}", "count": runs, "minutes": (work / positions_per_s + JOB_OVERHEAD_S) / 60})
     for r in rows:
         r["total_minutes"] = r["count"] * r["minutes"]
@@ -260,7 +260,7 @@ def _table(cfg: AblationConfig, datasets: Mapping, positions_per_s: float, label
     table = {"pretrain tiny": rows[0]["minutes"] * 60}
     for task, row in zip(counts, rows[1:]):
         table[f"finetune tiny {labels.get(task, task)}"] = row["minutes"] * 60
-    return table if "tiny" in cfg.sizes and cfg.base is None else {}
+    return table if "tiny" in cfg.sizes and cfg.base.model is None else {}
 
 
 __all__ = ["FLOOR_MODEL_S", "H100_OVER_H200", "JOB_OVERHEAD_S", "PIECE_MINUTES", "PREPARE_SPEEDUP_2_CORES", "STARTUP_S",

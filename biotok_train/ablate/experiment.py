@@ -41,7 +41,7 @@ from biotok_train.ablate import estimate as E
 from biotok_train.ablate import slots as S
 from biotok_train.ablate import store
 from biotok_train.ablate.keys import Key, digest, files_sha256
-from biotok_train.config import AblationConfig, EngineConfig
+from biotok_train.ablate.config import AblationConfig, EngineConfig
 
 PACKED = "pack.json"  # in .gpu/NAME/: {path under the work folder: sha256} of every packed input
 
@@ -245,7 +245,7 @@ def slots_section(exp: Experiment, work: Path, cfg: AblationConfig, tasks: tuple
     lines = estimate_lines(exp, cfg, jobs, seconds)
     lines += ["", "What the records at home complete (a unit is a pretraining with every job that needs it, merged "
               "all or none: a unit cut in a slot is pretrained again by the next; other jobs merge one by one):", "",
-              *S.status_lines(jobs, keys, home, cfg.pretrain_seeds), ""]
+              *S.status_lines(jobs, keys, home, cfg.pretraining.seeds), ""]
     if not plan.units:
         return lines + ["Every job of the GPU side has its record here.", ""]
     return lines + _next_slot(exp, work, plan, home_hash, tasks, write)
@@ -287,7 +287,7 @@ def _names(us) -> str:
 def estimate_lines(exp: Experiment, cfg: AblationConfig, jobs: list, seconds: dict) -> list[str]:
     """Item 7 of issue 38: one pretraining seed's whole slot, job kind by job kind from the measured
     costs, simulated as the process engine runs it on the GPU machine, against the slot's limit."""
-    seed, d = cfg.pretrain_seeds[0], exp.slot
+    seed, d = cfg.pretraining.seeds[0], exp.slot
     mine = S.select_seed(jobs, seed)
     costs = json.loads(d.costs.read_text(encoding="utf-8"))
     kinds: dict[str, list[float]] = {}
@@ -355,11 +355,11 @@ def gpu_side(exp: Experiment, work: Path, engine: EngineConfig, tasks: tuple[str
 
     cfg = exp.config(work, tasks)
     if seeds is not None:
-        cfg = dataclasses.replace(cfg, pretrain_seeds=seeds)
+        cfg = dataclasses.replace(cfg, pretraining=dataclasses.replace(cfg.pretraining, seeds=seeds))
     report = run_ablation(cfg, work / exp.out, engine=engine, force=True, precision=precision)
     result = json.loads(report.json_path.read_text(encoding="utf-8"))
     costs = json.loads(report.json_path.with_name("costs.json").read_text(encoding="utf-8"))
-    down = {**result, "costs": costs, "pretrain_seeds": list(cfg.pretrain_seeds),
+    down = {**result, "costs": costs, "pretrain_seeds": list(cfg.pretraining.seeds),
             "pieces": store.read_pieces(work / exp.out)}
     with atomic_file(work / "downstream.json", force=True) as tmp:
         tmp.write_text(json.dumps(down, indent=1) + "\n", encoding="utf-8")
@@ -388,7 +388,7 @@ def merge_archives(exp: Experiment, work: Path, archives: list[Path], tasks: tup
                  if part else ""), file=sys.stderr)
     print("\n".join(slots_section(exp, work, cfg, tasks)))
     jobs, keys = S.plan_jobs(cfg, home_precision(exp, work, tasks is not None))
-    seeds = S.complete_seeds(jobs, keys, store.home_records(work / exp.out), cfg.pretrain_seeds)
+    seeds = S.complete_seeds(jobs, keys, store.home_records(work / exp.out), cfg.pretraining.seeds)
     if not seeds:
         return None
     return gpu_side(exp, work, EngineConfig(), tasks, seeds, store.recorded_precision(work / exp.out))

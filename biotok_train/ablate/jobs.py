@@ -22,7 +22,7 @@ from typing import Any, Callable
 
 from biotok.output import atomic_directory
 from biotok_train.ablate.store import Layout, data_dir, encode, snapshot_dir
-from biotok_train.config import AblationConfig
+from biotok_train.ablate.config import AblationConfig
 
 log = logging.getLogger(__name__)
 
@@ -76,7 +76,7 @@ def shared(env: Env) -> Shared:
 
     cfg, out = env.cfg, Path(env.out)
     train, held = Path(Layout(out).corpus("pretrain.txt")), Path(Layout(out).corpus("heldout.txt"))
-    samples = sample_words(held.read_text(encoding="utf-8").splitlines(), cfg.n_words, seed=0)
+    samples = sample_words(held.read_text(encoding="utf-8").splitlines(), cfg.statistics.n_words, seed=0)
     tasks = resolve_tasks(cfg)
     return Shared(train, held, samples, {t: r.data for t, r in tasks.items()},
                   {t: (r.spec, r.kind, r.head) for t, r in tasks.items()})
@@ -89,8 +89,8 @@ def prepare(env: Env, vocab: str, tokenizer: str, needs: dict) -> dict:
 
     s, out, n = shared(env), Path(env.out), prepare_workers(env.cfg)
     tokenizer = str(_model_path(env, tokenizer))
-    data = _prepared(data_dir(out, vocab), s.train, tokenizer, env.cfg.seq_len, env.progress, n)
-    _prepared(data_dir(out, vocab, heldout=True), s.held, tokenizer, env.cfg.seq_len, False, n)
+    data = _prepared(data_dir(out, vocab), s.train, tokenizer, env.cfg.pretraining.seq_len, env.progress, n)
+    _prepared(data_dir(out, vocab, heldout=True), s.held, tokenizer, env.cfg.pretraining.seq_len, False, n)
     lines = [line for line in s.held.read_text(encoding="utf-8").splitlines() if line.strip()]
     f = fragmentation(load(tokenizer), lines)
     return {"vocab_size": int(data.vocab_size), "num_tokens": int(data.num_tokens),
@@ -112,7 +112,7 @@ def _prepared(d: Path, text: Path, tokenizer: str, seq_len: int, progress: bool,
 def prepare_workers(cfg: AblationConfig) -> int:
     """This machine's cores shared out among the vocabularies' preparations, which every engine but
     the local one runs side by side at a run's start (a GPU slot: 16 cores, 4 each)."""
-    vocabs = len(dict.fromkeys(cfg.tokenizers)) + (cfg.base is not None)
+    vocabs = len(dict.fromkeys(cfg.tokenizers)) + (cfg.base.model is not None)
     return max(1, (os.cpu_count() or 1) // vocabs)
 
 
@@ -122,7 +122,7 @@ def extend(env: Env, vocab: str, add: int, needs: dict) -> dict:
     from biotok.extension import ExtendConfig, extend as extend_vocabulary  # lazy: tokenizers
 
     out = Path(env.out)
-    r = extend_vocabulary(env.cfg.base, [Layout(out).corpus("pretrain.txt")], Layout(out).extend(vocab),
+    r = extend_vocabulary(env.cfg.base.model, [Layout(out).corpus("pretrain.txt")], Layout(out).extend(vocab),
                           ExtendConfig(add=add), force=True)
     return {"tokenizer": str(Layout().extend(vocab)), "added": len(r.added), "base_size": r.base_size,
             "size": r.vocab_size, "base_pieces": r.base_pieces, "pieces": r.pieces, "reduction": round(r.reduction, 6)}
@@ -134,7 +134,7 @@ def transfer(env: Env, method: str, vocab: str, tokenizer: str, needs: dict) -> 
     from biotok_train.transfer import MARKER, transfer_to  # lazy: torch
 
     rel = f"transfer/{method}/{vocab}"
-    transfer_to(env.cfg.base, _model_path(env, tokenizer), Path(env.out) / rel, TransferConfig(method, seed=0), force=True)
+    transfer_to(env.cfg.base.model, _model_path(env, tokenizer), Path(env.out) / rel, TransferConfig(method, seed=0), force=True)
     saved = json.loads((Path(env.out) / rel / MARKER).read_text(encoding="utf-8"))
     return {"model": rel, "counts": saved.get("counts", {}) if isinstance(saved, dict) else {}}
 
@@ -206,13 +206,13 @@ def pretrain(env: Env, size: str, vocab: str, seed: int, rel_dir: str, init: str
                                compile=env.compile[0], compile_mode=env.compile[1])
     res = None
     while res is None:
-        for stop in [*cfg.curve, cfg.budget]:
-            if stop < cfg.budget and (snapshot_dir(d, stop) / "config.json").is_file() and (model / STATE).is_file():
+        for stop in [*cfg.curve.steps, cfg.pretraining.budget]:
+            if stop < cfg.pretraining.budget and (snapshot_dir(d, stop) / "config.json").is_file() and (model / STATE).is_file():
                 continue  # that chunk is done, and the checkpoint goes on from there
             res = _pretrain_chunk(env, vocab, pcfg, model, stop)
             if res is None:  # its checkpoint could not be read: removed, every chunk again from the start
                 break
-            if stop < cfg.budget:
+            if stop < cfg.pretraining.budget:
                 _snapshot(model, snapshot_dir(d, stop))
     rows = [json.loads(line) for line in (model / "metrics.jsonl").read_text(encoding="utf-8").splitlines()
             if line.strip()]
@@ -311,7 +311,7 @@ def probe(env: Env, vocabs: dict, needs: dict) -> dict:
     cfg, s = env.cfg, shared(env)
     vocabs = {v: str(_model_path(env, t)) for v, t in vocabs.items()}
     return probe_vocabularies(vocabs, s.train, s.held, Path(env.out) / "probe", steps=cfg.probe,
-                              seeds=cfg.pretrain_seeds, batch_size=cfg.batch_size, seq_len=cfg.seq_len,
+                              seeds=cfg.pretraining.seeds, batch_size=cfg.pretraining.batch_size, seq_len=cfg.pretraining.seq_len,
                               fair=True, progress=env.progress)
 
 

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
 from biotok.io import sha256_files
-from biotok_train.config import AblationConfig
+from biotok_train.ablate.config import AblationConfig
 
 if TYPE_CHECKING:
     from biotok_train.ablate.jobs import Job
@@ -159,7 +159,7 @@ def corpus_key(cfg: AblationConfig) -> str:
     from biotok.corpus import resolve  # lazy: corpus readers
 
     files = resolve(list(cfg.corpus))
-    return digest(sha256_files([f.path for f in files]), cfg.field_name, cfg.heldout_every)
+    return digest(sha256_files([f.path for f in files]), cfg.field_name, cfg.statistics.heldout_every)
 
 
 def model_key(model: str) -> str:
@@ -233,11 +233,11 @@ def fingerprints(cfg: AblationConfig, legs, datasets: dict, corpus: str, precisi
     for leg in legs:
         if leg.vocab not in toks and leg.init != "extend":
             toks[leg.vocab] = load(leg.tokenizer).fingerprint
-    base = next((toks[leg.vocab] for leg in legs if leg.tokenizer == cfg.base and leg.vocab in toks), None)
+    base = next((toks[leg.vocab] for leg in legs if leg.tokenizer == cfg.base.model and leg.vocab in toks), None)
     for leg in legs:  # an extended vocabulary is made by a job: keyed by what it is made of
         if leg.init == "extend":  # the base's fingerprint as continual's, else read once here
-            toks[leg.vocab] = extended_key(base or load(cfg.base).fingerprint, corpus, cfg.extend_add)
-    return {"corpus": corpus, "base": model_key(cfg.base) if cfg.base is not None else None, "tok": toks,
+            toks[leg.vocab] = extended_key(base or load(cfg.base.model).fingerprint, corpus, cfg.base.extend_add)
+    return {"corpus": corpus, "base": model_key(cfg.base.model) if cfg.base.model is not None else None, "tok": toks,
             "task": {t: task_key(t, d) for t, d in datasets.items()}, "precision": precision or precision_key()}
 
 

@@ -26,7 +26,7 @@ from biotok_train.ablate import jobs as J
 from biotok_train.ablate.jobs import Job
 from biotok_train.ablate.keys import Key, digest, finetune_settings
 from biotok_train.ablate.store import Layout, snapshot_dir
-from biotok_train.config import AblationConfig
+from biotok_train.ablate.config import AblationConfig
 
 
 def leg_names(tokenizers: Sequence[str]) -> list[str]:
@@ -61,7 +61,7 @@ class Leg:
 
 def base_vocab(cfg: AblationConfig, names: dict[str, str]) -> str:
     """The name of the base's own vocabulary, kept apart from the candidates' names."""
-    vocab = leg_names([cfg.base])[0]
+    vocab = leg_names([cfg.base.model])[0]
     while vocab in names.values():
         vocab += "-base"
     return vocab
@@ -72,18 +72,18 @@ def plan_legs(cfg: AblationConfig, names: dict[str, str]) -> list[Leg]:
     tokenizer. With one: general, continual (the base's vocabulary), then per tokenizer a transfer
     arm per method (``transfer.T``, or ``transfer-METHOD.T`` with several methods) and scratch.
     The extend arm (``extend.B+K``: the base's vocabulary B plus K pieces, FVT rows) follows continual."""
-    if cfg.base is None:
+    if cfg.base.model is None:
         return [Leg(names[t], t, names[t]) for t in cfg.tokenizers]
     bv = base_vocab(cfg, names)
-    legs = [Leg(f"{a}.{bv}", cfg.base, bv, a) for a in ("general", "continual") if a in cfg.arms]
+    legs = [Leg(f"{a}.{bv}", cfg.base.model, bv, a) for a in ("general", "continual") if a in cfg.arms]
     if "extend" in cfg.arms:
-        ev = f"{bv}+{cfg.extend_add}"
+        ev = f"{bv}+{cfg.base.extend_add}"
         legs.append(Leg(f"extend.{ev}", str(Layout().extend(ev)), ev, "extend", "fvt"))
-    several = len(cfg.transfer_methods) > 1
+    several = len(cfg.base.transfer_methods) > 1
     for t in cfg.tokenizers:
         if "transfer" in cfg.arms:
             legs += [Leg(f"transfer-{m}.{names[t]}" if several else f"transfer.{names[t]}", t, names[t], "transfer", m)
-                     for m in cfg.transfer_methods]
+                     for m in cfg.base.transfer_methods]
         if "scratch" in cfg.arms:
             legs.append(Leg(f"scratch.{names[t]}", t, names[t], "scratch"))
     return legs
@@ -162,10 +162,10 @@ def heldout_key(size: str, arm: str, p: int, k: int) -> str:
 
 def _start(g: Plan, cfg: AblationConfig, fp: dict, leg: Leg, p: int) -> tuple[str | None, tuple[str, ...]]:
     """Where ``leg``'s pretraining (seed ``p``) starts: (model, the jobs that make it)."""
-    if cfg.base is None:
+    if cfg.base.model is None:
         return None, ()
     if leg.init in ("general", "continual"):
-        return cfg.base, ()
+        return cfg.base.model, ()
     if leg.init in ("transfer", "extend"):
         return _transferred(g, fp, leg, leg.method)
     return _random_init(g, cfg, fp, leg, p)
@@ -186,8 +186,8 @@ def _extended(leg: Leg) -> tuple[str, ...]:
 
 def _random_init(g: Plan, cfg: AblationConfig, fp: dict, leg: Leg, p: int) -> tuple[str, tuple[str, ...]]:
     """init/random.V/pP: the base's architecture, random weights, V's tokenizer (a transferred model's)."""
-    template, needs = (cfg.base, ()) if leg.init in ("general", "continual") else \
-        _transferred(g, fp, leg, leg.method if leg.init == "extend" else cfg.transfer_methods[0])
+    template, needs = (cfg.base.model, ()) if leg.init in ("general", "continual") else \
+        _transferred(g, fp, leg, leg.method if leg.init == "extend" else cfg.base.transfer_methods[0])
     rel = str(OUT.init(leg.vocab, p))
     key = g.add(Key("init", vocab=leg.vocab, pseed=p), J.random_like, (template, p, rel), needs,
                 inputs=digest(fp["base"], p), owns=(rel,))
@@ -196,7 +196,7 @@ def _random_init(g: Plan, cfg: AblationConfig, fp: dict, leg: Leg, p: int) -> tu
 
 def _floor_model(g: Plan, cfg: AblationConfig, fp: dict, size: str, leg: Leg, p: int) -> tuple[str, tuple[str, ...]]:
     """The random-init model a floor fine-tunes: with a base its vocabulary's init, else a fresh BERT."""
-    if cfg.base is not None:
+    if cfg.base.model is not None:
         return _random_init(g, cfg, fp, leg, p)
     rel = str(OUT.floor_model(size, leg.name, p))
     key = g.add(Key("floor-model", size, leg.name, pseed=p), J.random_bert, (leg.vocab, size, p, rel),
@@ -213,7 +213,7 @@ def _finetunes(g: Plan, cfg: AblationConfig, fp: dict, cell: tuple, models: dict
     for task in tasks:
         runs = g.runs.setdefault((size, arm, task, step), {})
         for p, (model, needs) in models.items():
-            for f in cfg.seeds:
+            for f in cfg.finetuning.seeds:
                 folder = task_dir(task, fp["task"][task])
                 rel = str(OUT.run(size, arm, p, step) / folder / f"f{f}")
                 key = g.add(Key(kind, size, arm, pseed=p, task=folder, fseed=f, step=step), J.finetune,
@@ -225,22 +225,22 @@ def _finetunes(g: Plan, cfg: AblationConfig, fp: dict, cell: tuple, models: dict
 def _arm(g: Plan, cfg: AblationConfig, fp: dict, size: str, leg: Leg) -> None:
     """One arm at one size: its pretraining and evaluation per seed, its fine-tunings and floors."""
     models = {}
-    for p in cfg.pretrain_seeds:
+    for p in cfg.pretraining.seeds:
         if not leg.pretrained:
-            models[p] = (cfg.base, ())
+            models[p] = (cfg.base.model, ())
             continue
         rel = str(OUT.run(size, leg.name, p))
         init, needs = _start(g, cfg, fp, leg, p)
-        settings = [cfg.budget, cfg.batch_size, cfg.lr, cfg.seq_len, list(cfg.curve), size, p, fp["base"], fp.get("precision")]
+        settings = [cfg.pretraining.budget, cfg.pretraining.batch_size, cfg.pretraining.lr, cfg.pretraining.seq_len, list(cfg.curve.steps), size, p, fp["base"], fp.get("precision")]
         key = g.add(Key("pretrain", size, leg.name, pseed=p), J.pretrain, (size, leg.vocab, p, rel, init),
                     (_prepare(leg), *needs), inputs=digest(settings), owns=(f"{rel}/model", f"{rel}/curve"), gpus=1.0)
         g.add(Key("evaluate", size, leg.name, pseed=p), J.evaluate, (leg.vocab, f"{rel}/model"), (key,),
-              inputs=digest(cfg.n_words))
+              inputs=digest(cfg.statistics.n_words))
         models[p] = (f"{rel}/model", (key,))
     _finetunes(g, cfg, fp, (size, leg.name, None), models, cfg.tasks)
-    if cfg.floor or (cfg.curve_task_list and leg.init == "scratch"):
-        floors = {p: _floor_model(g, cfg, fp, size, leg, p) for p in cfg.pretrain_seeds}
-        _finetunes(g, cfg, fp, (size, floor_name(leg, cfg.base is not None), None), floors, cfg.tasks)
+    if cfg.statistics.floor or (cfg.curve_task_list and leg.init == "scratch"):
+        floors = {p: _floor_model(g, cfg, fp, size, leg, p) for p in cfg.pretraining.seeds}
+        _finetunes(g, cfg, fp, (size, floor_name(leg, cfg.base.model is not None), None), floors, cfg.tasks)
 
 
 def _curve(g: Plan, cfg: AblationConfig, fp: dict, size: str, leg: Leg, legs: Sequence[Leg]) -> None:
@@ -248,20 +248,20 @@ def _curve(g: Plan, cfg: AblationConfig, fp: dict, size: str, leg: Leg, legs: Se
     positions, then fine-tuned on the curve's tasks (a run that another cell already makes, such
     as general's or the floor's, is that cell's)."""
     general = next((x for x in legs if x.init == "general"), None)
-    for k in (0, *cfg.curve):
+    for k in (0, *cfg.curve.steps):
         _heldout_point(g, cfg, fp, size, leg, k)
         for task in cfg.curve_task_list:
             cell = (size, leg.name, task, k)
             if k == 0 and leg.init == "continual" and general is not None:
                 g.runs[cell] = g.runs[(size, general.name, task, None)]
             elif k == 0 and leg.init == "scratch":
-                g.runs[cell] = g.runs[(size, floor_name(leg, cfg.base is not None), task, None)]
+                g.runs[cell] = g.runs[(size, floor_name(leg, cfg.base.model is not None), task, None)]
             elif k == 0:
-                models = {p: _start(g, cfg, fp, leg, p) for p in cfg.pretrain_seeds}
+                models = {p: _start(g, cfg, fp, leg, p) for p in cfg.pretraining.seeds}
                 _finetunes(g, cfg, fp, cell[:2] + (0,), models, (task,))
             else:
                 models = {p: (str(snapshot_dir(_rel(size, leg, p), k)), (pretrain_key(size, leg.name, p),))
-                          for p in cfg.pretrain_seeds}
+                          for p in cfg.pretraining.seeds}
                 _finetunes(g, cfg, fp, cell[:2] + (k,), models, (task,))
 
 
@@ -270,15 +270,15 @@ def _heldout_point(g: Plan, cfg: AblationConfig, fp: dict, size: str, leg: Leg, 
     (:func:`~biotok_train.ablate.jobs.evaluate`). At k = 0 the model it starts from (the base, the
     transferred base, the random init of the base's architecture); a scratch arm without a base
     has none on disk (its random start is made inside its pretraining), so no point there."""
-    if k == 0 and leg.init == "scratch" and cfg.base is None:
+    if k == 0 and leg.init == "scratch" and cfg.base.model is None:
         return
-    for p in cfg.pretrain_seeds:
+    for p in cfg.pretraining.seeds:
         if k == 0:
             model, needs = _start(g, cfg, fp, leg, p)
-            needs, inputs = (_prepare(leg), *needs), digest(cfg.n_words, fp["base"])
+            needs, inputs = (_prepare(leg), *needs), digest(cfg.statistics.n_words, fp["base"])
         else:
             model, needs = str(snapshot_dir(_rel(size, leg, p), k)), (pretrain_key(size, leg.name, p),)
-            inputs = digest(cfg.n_words)
+            inputs = digest(cfg.statistics.n_words)
         g.add(Key("evaluate", size, leg.name, pseed=p, step=k), J.evaluate, (leg.vocab, model), needs, inputs=inputs)
 
 
@@ -297,7 +297,7 @@ def make_plan(cfg: AblationConfig, legs: Sequence[Leg], fp: dict) -> Plan:
     g = Plan()
     for leg in legs:
         if leg.init == "extend":
-            g.add(Key("extend", vocab=leg.vocab), J.extend, (leg.vocab, cfg.extend_add), inputs=fp["tok"][leg.vocab],
+            g.add(Key("extend", vocab=leg.vocab), J.extend, (leg.vocab, cfg.base.extend_add), inputs=fp["tok"][leg.vocab],
                   owns=(leg.tokenizer,))
     firsts: dict = {}
     for leg in legs:  # one preparation per vocabulary, in the order the arms name them
@@ -305,19 +305,19 @@ def make_plan(cfg: AblationConfig, legs: Sequence[Leg], fp: dict) -> Plan:
     for leg in firsts.values():
         vocab = leg.vocab
         g.add(Key("prepare", vocab=vocab), J.prepare, (vocab, leg.tokenizer), _extended(leg),
-              inputs=digest(fp["corpus"], fp["tok"][vocab], cfg.seq_len),
+              inputs=digest(fp["corpus"], fp["tok"][vocab], cfg.pretraining.seq_len),
               owns=(str(OUT.data(vocab)), str(OUT.data(vocab, heldout=True))))
     for size in cfg.sizes:
         for leg in legs:
             _arm(g, cfg, fp, size, leg)
     for size in cfg.sizes:
         for leg in legs:
-            if cfg.curve and leg.pretrained:
+            if cfg.curve.steps and leg.pretrained:
                 _curve(g, cfg, fp, size, leg, legs)
     if cfg.probe:
         vocabs = {leg.vocab: leg.tokenizer for leg in legs}
         g.add(Key("probe"), J.probe, (vocabs,), tuple(k for leg in legs for k in _extended(leg)), inputs=digest(fp["corpus"], [fp["tok"][v] for v in vocabs], cfg.probe,
-                                                           cfg.pretrain_seeds, cfg.batch_size, cfg.seq_len),
+                                                           cfg.pretraining.seeds, cfg.pretraining.batch_size, cfg.pretraining.seq_len),
               owns=(str(OUT.probe()),))
     return g
 

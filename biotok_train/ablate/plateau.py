@@ -40,15 +40,15 @@ def heldout_curve(res) -> list[dict]:
     from biotok_train.pretrain.heldout import pooled_summary  # lazy: torch-side module
 
     cfg, points = res.cfg, []
-    for size in cfg.sizes if cfg.curve else ():
+    for size in cfg.sizes if cfg.curve.steps else ():
         for leg in (x for x in res.legs if x.pretrained):
-            for k in (0, *cfg.curve, cfg.budget):
+            for k in (0, *cfg.curve.steps, cfg.pretraining.budget):
                 ev = _evaluations(res, size, leg.name, k)
                 if ev is None:  # k = 0 of a scratch arm without a base
                     continue
-                h = pooled_summary({p: e["heldout"]["rows"] for p, e in ev.items()}, cfg.n_resamples, cfg.confidence)
+                h = pooled_summary({p: e["heldout"]["rows"] for p, e in ev.items()}, cfg.statistics.n_resamples, cfg.statistics.confidence)
                 points.append({"size": size, "arm": leg.name, "step": k,
-                               "token_positions": k * cfg.batch_size * cfg.seq_len,
+                               "token_positions": k * cfg.pretraining.batch_size * cfg.pretraining.seq_len,
                                **{f: h[f] for f in HELDOUT_FIELDS},
                                "mlm_top1": S.summarize_seeds([e["mlm"]["accuracy"]["top1"] for e in ev.values()]
                                                              ).to_dict()})
@@ -58,10 +58,10 @@ def heldout_curve(res) -> list[dict]:
 def _evaluations(res, size: str, arm: str, k: int) -> dict | None:
     """The evaluation records of an arm's model after k steps, by pretraining seed (None: not planned)."""
     cfg = res.cfg
-    keys = [evaluate_key(size, arm, p) if k == cfg.budget else heldout_key(size, arm, p, k) for p in cfg.pretrain_seeds]
+    keys = [evaluate_key(size, arm, p) if k == cfg.pretraining.budget else heldout_key(size, arm, p, k) for p in cfg.pretraining.seeds]
     if any(key not in res.records for key in keys):
         return None
-    return dict(zip(cfg.pretrain_seeds, (res.records[key] for key in keys)))
+    return dict(zip(cfg.pretraining.seeds, (res.records[key] for key in keys)))
 
 
 def heldout_curve_gaps(res) -> list[dict]:
@@ -74,17 +74,17 @@ def heldout_curve_gaps(res) -> list[dict]:
     cfg, legs, gaps = res.cfg, {leg.name: leg for leg in res.legs}, []
     pairs = [(r, c) for r, c in comparison_pairs(res.legs) if legs[r].pretrained and legs[c].pretrained
              and legs[r].vocab == legs[c].vocab]
-    for size in cfg.sizes if cfg.curve else ():
+    for size in cfg.sizes if cfg.curve.steps else ():
         for ref, cand in pairs:
-            for k in (0, *cfg.curve, cfg.budget):
+            for k in (0, *cfg.curve.steps, cfg.pretraining.budget):
                 r, c = _evaluations(res, size, ref, k), _evaluations(res, size, cand, k)
                 if r is None or c is None:
                     continue
                 rows = lambda ev: {p: np.asarray(e["heldout"]["rows"], dtype=np.float64)[:, [0, 4]]  # noqa: E731
                                    for p, e in ev.items()}
                 ref_rows, cand_rows, clusters = S.pool_seeds(rows(r), rows(c))
-                b = S.paired_bootstrap(ref_rows, cand_rows, S.MEAN, clusters=clusters, n_resamples=cfg.n_resamples,
-                                       confidence=cfg.confidence, seed=0, higher_is_better=False,
+                b = S.paired_bootstrap(ref_rows, cand_rows, S.MEAN, clusters=clusters, n_resamples=cfg.statistics.n_resamples,
+                                       confidence=cfg.statistics.confidence, seed=0, higher_is_better=False,
                                        name="held-out [MASK] loss")
                 gaps.append({"size": size, "step": k, "reference_arm": ref, "candidate_arm": cand, **b.to_dict()})
     return gaps
@@ -162,7 +162,7 @@ def probe_agreements(res, arms: Sequence[ArmResult]) -> list[dict]:
     for size in cfg.sizes:
         for init in dict.fromkeys(leg.init for leg in res.legs if leg.pretrained):
             group = [a for a in arms if a.size == size and a.init == init]
-            where = (f" ({size})" if len(cfg.sizes) > 1 else "") + (f" ({init} arms)" if cfg.base is not None else "")
+            where = (f" ({size})" if len(cfg.sizes) > 1 else "") + (f" ({init} arms)" if cfg.base.model is not None else "")
             for task in cfg.tasks:
                 other = {a.vocabulary or a.name: a.metrics[task]["mean"] for a in group}
                 agreements.append({"size": size, "init": init, "task": task, **ranking_agreement(

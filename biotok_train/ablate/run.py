@@ -24,7 +24,8 @@ from biotok_train.ablate.plan import Plan, leg_names, make_plan, plan_legs, sele
 from biotok_train.ablate.results import AblationReport, load
 from biotok_train.ablate.store import Layout, read_costs, read_json, write_json
 from biotok_train.ablate.tasks import task_data
-from biotok_train.config import MAX_SEQ_LEN, AblationConfig, EngineConfig, check_precision
+from biotok_train.config import MAX_SEQ_LEN
+from biotok_train.ablate.config import AblationConfig, EngineConfig, check_precision
 
 log = logging.getLogger(__name__)
 
@@ -42,15 +43,15 @@ def split_corpus(cfg: AblationConfig, out: Path) -> tuple[Path, Path, int]:
             n = chars = 0
             with open(tmp / train.name, "w", encoding="utf-8") as ft, open(tmp / held.name, "w", encoding="utf-8") as fh:
                 for i, line in enumerate(iter_lines(list(cfg.corpus), cfg.field_name), 1):
-                    if i % cfg.heldout_every == 0:
+                    if i % cfg.statistics.heldout_every == 0:
                         fh.write(line + "\n")
                     else:
                         ft.write(line + "\n")
                         chars += len(line)
                     n = i
-            if n < cfg.heldout_every:
+            if n < cfg.statistics.heldout_every:
                 raise ConfigError(f"the corpus {corpus_names(cfg.corpus)} has {n} lines: too few to hold out every "
-                                  f"{cfg.heldout_every}th")
+                                  f"{cfg.statistics.heldout_every}th")
             (tmp / "done").write_text(f"{n}\n{chars}\n{key}\n", encoding="utf-8")
     return train, held, int((d / "done").read_text(encoding="utf-8").split()[1])
 
@@ -112,23 +113,23 @@ def _check_inputs(cfg: AblationConfig, out: Path) -> dict:
     from biotok_train.tasks.named import input_paths  # lazy: one use
 
     tasks = [p for t in cfg.tasks for p in input_paths(t)]  # NAME=PATH, --task-type's files: the files themselves
-    check_inputs(out, [p for p in (*cfg.tokenizers, *cfg.corpus, *tasks, cfg.base)
+    check_inputs(out, [p for p in (*cfg.tokenizers, *cfg.corpus, *tasks, cfg.base.model)
                        if p is not None and Path(p).exists()])
     if out.is_dir() and any(p.name != LOCK_NAME for p in out.iterdir()) and not _is_ablation(out):
         raise OutputExistsError(f"{out} is not empty and is not an ablation (no arms/, corpus split or config.json "
                                 "holding its recipe); choose another --out")
     check_can_create(out / "config.json")
     command_line(cfg, out)  # the report's command line (spelled by the CLI's options): any problem shows before the runs
-    if not 8 <= cfg.seq_len <= MAX_SEQ_LEN:
-        raise ConfigError(f"--seq-len {cfg.seq_len}: the models take 8 to {MAX_SEQ_LEN} tokens")
+    if not 8 <= cfg.pretraining.seq_len <= MAX_SEQ_LEN:
+        raise ConfigError(f"--seq-len {cfg.pretraining.seq_len}: the models take 8 to {MAX_SEQ_LEN} tokens")
     resolve(list(cfg.corpus))
     toks = [load(t) for t in cfg.tokenizers]
-    if cfg.base is not None:  # a masked LM with its tokenizer, and candidates it can move to
+    if cfg.base.model is not None:  # a masked LM with its tokenizer, and candidates it can move to
         from biotok_train.hf_models import load_model_tokenizer  # lazy: torch
         from biotok_train.pretrain.init import check_init_from  # lazy: torch
         from biotok_train.transfer import check_specials  # lazy: torch
 
-        check_init_from(cfg.base, load_model_tokenizer(cfg.base), "mlm")
+        check_init_from(cfg.base.model, load_model_tokenizer(cfg.base.model), "mlm")
         for t, tok in zip(cfg.tokenizers, toks):
             check_specials(tok, f"--tokenizers {t}")
     return task_data(cfg)
@@ -195,7 +196,7 @@ def _announce(cfg: AblationConfig, eta: KindEta, total: int, engine: EngineConfi
     device = "cuda" if engine.gpus_per_job > 0 or _has_cuda() else "cpu"
     for size in cfg.sizes:
         if "scratch" in cfg.arms:
-            line = plateau_warning(size, cfg.tokens_per_arm, from_base=cfg.base is not None, device=device)
+            line = plateau_warning(size, cfg.tokens_per_arm, from_base=cfg.base.model is not None, device=device)
             if line:
                 log.warning("%s", line)
 

@@ -22,7 +22,7 @@ from biotok_train.ablate.jobs import Job
 from biotok_train.ablate.keys import Key
 from biotok_train.ablate.plan import select
 from biotok_train.ablate.store import home_records
-from biotok_train.config import AblationConfig, EngineConfig
+from biotok_train.ablate.config import AblationConfig, EngineConfig
 
 HOME = "home.json"  # beside --pack's files: {job key: content key} of every record at home
 

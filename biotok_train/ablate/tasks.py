@@ -28,8 +28,8 @@ def resolve_tasks(cfg, datasets: dict | None = None) -> dict[str, Resolved]:
             if empty:
                 raise ConfigError(f"--task {t}: its {' and '.join(empty)} split{'s are' if len(empty) > 1 else ' is'} "
                                   "empty (train, dev and test must all be non-empty)")
-            data = data.evaluated_on(cfg.finetune.max_eval_examples)  # what the fine-tunes score
-        tasks[t] = Resolved(spec, data, kind, make_head(kind, cfg.finetune_config(cfg.seeds[0]), spec))
+            data = data.evaluated_on(cfg.finetuning.recipe.max_eval_examples)  # what the fine-tunes score
+        tasks[t] = Resolved(spec, data, kind, make_head(kind, cfg.finetune_config(cfg.finetuning.seeds[0]), spec))
     return tasks
 
 

@@ -1,6 +1,6 @@
 """``biotok-train ablate``: the command over :func:`biotok_train.ablate.run_ablation`.
 
-Its options, and the way back from an :class:`~biotok_train.config.AblationConfig` to them,
+Its options, and the way back from an :class:`~biotok_train.ablate.config.AblationConfig` to them,
 live in :mod:`biotok_train.ablate.command` (the report spells its command line from them).
 """
 
@@ -10,7 +10,7 @@ import click
 
 from biotok_train.ablate import run_ablation
 from biotok_train.ablate.command import ENGINE_OPTIONS, ablate_options, ablation_config, engine_config
-from biotok_train.config import check_precision
+from biotok_train.ablate.config import check_precision
 
 
 def _engine_options(f):

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from benchmarks.experiments import ablation_gpu_fr_page as R
-from biotok_train.config import AblationConfig
+from biotok_train.ablate.config import AblationConfig, Finetuning, Pretraining
 from biotok_train.predict import Ranking
 
 TEXT = {"tasks": ["e3c"], "evaluated_sentences": 12, "min_words": 6,
@@ -64,8 +64,9 @@ def test_the_instrument_section_ranks_and_compares_with_the_probe():
 
 
 def test_the_plan_section_from_numbers():
-    cfg = AblationConfig(tokenizers=("a", "b"), corpus=("c.txt",), tasks=("e3c",), sizes=("small",), budget=1000,
-                         batch_size=60, seq_len=100, pretrain_seeds=(0, 1), seeds=(0, 1, 2))
+    cfg = AblationConfig(tokenizers=("a", "b"), corpus=("c.txt",), tasks=("e3c",), sizes=("small",),
+                         pretraining=Pretraining(budget=1000, batch_size=60, seq_len=100, seeds=(0, 1)),
+                         finetuning=Finetuning(seeds=(0, 1, 2)))
     t = {"positions": 1_000_000, "wall_s": 10.0, "device": "NVIDIA H200", "size": "small", "source": "x/ablation.json",
          "h200_positions_per_s": 100_000.0, "h100_positions_per_s": 69_791.7}
     rows = [{"job": "pretrain", "count": 4, "minutes": 2.0, "total_minutes": 8.0, "fits_a_piece": True},

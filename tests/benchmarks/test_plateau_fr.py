@@ -36,7 +36,8 @@ def test_the_plateau_search_shares_its_pretraining_with_the_ablation_at_its_budg
 
 
 def _report(gaps: dict[str, list[float]], sentences=("On the held-out curve, a leaves the plateau by step 2,000.",)):
-    cfg = SimpleNamespace(batch_size=8, seq_len=128, lr=2e-3, budget=4000, curve=(2000,))
+    cfg = SimpleNamespace(pretraining=SimpleNamespace(batch_size=8, seq_len=128, lr=2e-3, budget=4000),
+                          curve=SimpleNamespace(steps=(2000,)))
     held = [{"arm": arm, "step": k, "left_plateau": g < 0} for arm, gs in gaps.items() for k, g in zip((2000, 4000), gs)]
     return SimpleNamespace(config=cfg, costs={"total_cpu_s": 600.0}, heldout_curve=held,
                            sentences=["At size tiny, a verdict.", *sentences])

@@ -60,12 +60,7 @@ def test_a_config_saved_flat_before_nesting_still_reads():
                                     max_grad_norm=0.5, eps=1e-8, betas=(0.9, 0.98)) and cfg.steps == 20
     assert PretrainConfig.from_dict(json.loads(json.dumps(cfg.to_dict()))) == cfg  # today's shape round-trips
     ft = FinetuneConfig.from_dict({"epochs": 10, "lr": 5e-4, "warmup": 0.1, "weight_decay": 0.01, "layer_decay": 1.0})
-    assert ft.optim.lr == 5e-4 and ft.epochs == 10
-    from biotok_train.config import AblationConfig
-
-    new = AblationConfig(tokenizers=("a",), corpus=("c",), finetune=ft).recipe()
-    old = {**new, "finetune": {"epochs": 10, "lr": 5e-4, "warmup": 0.1, "weight_decay": 0.01, "layer_decay": 1.0}}
-    assert AblationConfig.saved_recipe(old) == new  # an ablation saved flat resumes
+    assert ft.optim.lr == 5e-4 and ft.epochs == 10  # an ablation's saved recipe: tests/biotok_train/ablate/test_config.py
 
 
 @pytest.mark.parametrize("cls,kwargs,needle", [
@@ -84,7 +79,7 @@ def test_configs_validate_with_config_errors(cls, kwargs, needle):
 
 
 def test_cli_defaults_are_the_dataclass_defaults():
-    from biotok_train.config import AblationConfig
+    from biotok_train.ablate.config import AblationConfig, Statistics
     from biotok_train.cli import main
 
     def defaults(cmd: str) -> dict:
@@ -104,11 +99,11 @@ def test_cli_defaults_are_the_dataclass_defaults():
         assert ner[name] == FinetuneConfig().option(name), name
     ab = defaults("ablate")
     assert (ab["budget"], ab["ft_epochs"], ab["ft_lr"]) == (200, FinetuneConfig().epochs, FinetuneConfig().optim.lr)
-    assert (ab["sizes"], ab["n_resamples"]) == (("tiny",), AblationConfig.n_resamples)
+    assert (ab["sizes"], ab["n_resamples"]) == (("tiny",), Statistics.n_resamples)
     # --task has no click default (--task-type alone must not add e3c): the config's default, said in its help
     task = next(p for p in main.commands["ablate"].params if p.name == "tasks")
     assert f"[default: {', '.join(AblationConfig.tasks)}, unless --task-type]" in task.help
-    assert AblationConfig(tokenizers=("a",), corpus=("c",)).finetune == FinetuneConfig()
+    assert AblationConfig(tokenizers=("a",), corpus=("c",)).finetuning.recipe == FinetuneConfig()
 
 
 def test_finetuning_uses_the_pretraining_weight_decay_rule():

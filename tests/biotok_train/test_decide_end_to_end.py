@@ -10,7 +10,8 @@ from click.testing import CliRunner
 
 from biotok.cli import main
 from biotok.decide import decide
-from biotok_train.config import AblationConfig, FinetuneConfig, ProbeConfig
+from biotok_train.config import FinetuneConfig, ProbeConfig
+from biotok_train.ablate.config import AblationConfig, Finetuning, Pretraining, Statistics
 from tests.biotok_train.ablate.test_run import _bio_task
 
 
@@ -21,10 +22,10 @@ def test_decision_over_a_real_tiny_ablation_and_probe(tmp_path, sample_corpus, s
 
     toks = (str(tiny_wordpiece), str(tiny_unigram))
     task = _bio_task(tmp_path / "task", n_test=8)
-    cfg = AblationConfig(tokenizers=toks, corpus=(str(sample_corpus),), tasks=(str(task),), budget=2, batch_size=2,
-                         seq_len=32, seeds=(0,), pretrain_seeds=(0, 1), pairs="all",
-                         finetune=FinetuneConfig(epochs=1, max_steps=2, batch_size=4), n_words=10, heldout_every=50,
-                         n_resamples=100)
+    cfg = AblationConfig(tokenizers=toks, corpus=(str(sample_corpus),), tasks=(str(task),),
+                         pretraining=Pretraining(budget=2, batch_size=2, seq_len=32, seeds=(0, 1)),
+                         finetuning=Finetuning(seeds=(0,), recipe=FinetuneConfig(epochs=1, max_steps=2, batch_size=4)),
+                         statistics=Statistics(pairs="all", n_words=10, heldout_every=50, n_resamples=100))
     run_ablation(cfg, tmp_path / "ablation", progress=False)
     (tmp_path / "train.txt").write_text("\n".join(sample_lines[:200]) + "\n", encoding="utf-8")
     (tmp_path / "held.txt").write_text("\n".join(sample_lines[-20:]) + "\n", encoding="utf-8")

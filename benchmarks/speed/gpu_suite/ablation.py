@@ -71,14 +71,15 @@ def run_small_ablation(cfg: SuiteConfig, tokenizers: Sequence[str], corpus: str,
     """``biotok-train ablate`` with 2 vocabularies, one size, 1 seed; its table and numbers."""
     from biotok_train.ablate import run_ablation
     from biotok_train.ablate.command import command_line
-    from biotok_train.config import AblationConfig, FinetuneConfig
+    from biotok_train.ablate.config import AblationConfig, Finetuning, Pretraining, Statistics
+    from biotok_train.config import FinetuneConfig
 
-    toy = dict(finetune=FinetuneConfig(epochs=1, max_steps=6, batch_size=8), n_words=50, n_resamples=200,
-               heldout_every=20) if cfg.dry_run else {}
+    toy = dict(finetuning=Finetuning(FinetuneConfig(epochs=1, max_steps=6, batch_size=8)),
+               statistics=Statistics(n_words=50, n_resamples=200)) if cfg.dry_run else {}
     acfg = AblationConfig(
         tokenizers=tuple(tokenizers), corpus=(corpus,), field_name=field_of(corpus, cfg.field_name), tasks=(task,),
-        data_dir=cfg.data_dir, sizes=(cfg.ablation_size,), budget=cfg.ablation_budget,
-        batch_size=cfg.ablation_batch_size, seq_len=cfg.ablation_seq_len, seeds=(0,), pretrain_seeds=(0,), **toy,
+        data_dir=cfg.data_dir, sizes=(cfg.ablation_size,), pretraining=Pretraining(
+            budget=cfg.ablation_budget, batch_size=cfg.ablation_batch_size, seq_len=cfg.ablation_seq_len), **toy,
     )
     out = work / "ablation"
     report = run_ablation(acfg, out, progress=not cfg.dry_run)

@@ -8,17 +8,20 @@ import json
 import pytest
 
 from biotok_train.ablate import run_ablation
-from biotok_train.config import AblationConfig, FinetuneConfig
+from biotok_train.config import FinetuneConfig
+from biotok_train.ablate.config import AblationConfig, Base, Curve, Finetuning, Pretraining, Statistics
 from tests.biotok_train.ablate.test_run import _bio_task, base_model  # noqa: F401 (a fixture)
 
 
 def test_general_transfer_methods_and_the_curve(tmp_path, sample_corpus, tiny_unigram, base_model):  # noqa: F811
     task = _bio_task(tmp_path / "task", n_test=8)
     cfg = AblationConfig(tokenizers=(str(tiny_unigram),), corpus=(str(sample_corpus),), tasks=(str(task),),
-                         budget=2, batch_size=2, seq_len=32, seeds=(0, 1), base=str(base_model),
-                         arms=("general", "continual", "transfer", "scratch"), transfer_methods=("fvt", "random"),
-                         curve=(1,), finetune=FinetuneConfig(epochs=1, max_steps=2, batch_size=4), n_words=10,
-                         heldout_every=50, n_resamples=100)
+                         arms=("general", "continual", "transfer", "scratch"),
+                         pretraining=Pretraining(budget=2, batch_size=2, seq_len=32),
+                         finetuning=Finetuning(seeds=(0, 1), recipe=FinetuneConfig(epochs=1, max_steps=2, batch_size=4)),
+                         curve=Curve(steps=(1,)),
+                         base=Base(model=str(base_model), transfer_methods=("fvt", "random")),
+                         statistics=Statistics(n_words=10, heldout_every=50, n_resamples=100))
     out = tmp_path / "out"
     report = run_ablation(cfg, out, progress=False)
     names = [a.name for a in report.arms]

@@ -9,7 +9,7 @@ import pytest
 
 from biotok_train.ablate import jobs as J
 from biotok_train.ablate.command import command_line, engine_config
-from biotok_train.config import AblationConfig, EngineConfig
+from biotok_train.ablate.config import AblationConfig, EngineConfig, Pretraining
 
 BASE = {"engine": "local", "workers": 0, "gpus_per_job": 0.0, "address": None, "only": ()}
 
@@ -28,7 +28,7 @@ def test_an_unknown_compile_mode_is_refused():
 
 
 def test_the_compile_choice_reaches_every_pretraining_and_nothing_else(tmp_path, monkeypatch):
-    cfg = AblationConfig(tokenizers=("x",), corpus=("c.txt",), budget=3)
+    cfg = AblationConfig(tokenizers=("x",), corpus=("c.txt",), pretraining=Pretraining(budget=3))
     seen = []
 
     class Res:

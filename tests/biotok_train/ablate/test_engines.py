@@ -87,7 +87,7 @@ def test_without_ray_the_ray_engine_is_one_line(tmp_path, monkeypatch):
 
     from biotok.errors import ConfigError
     from biotok_train.ablate.engines import run_ray
-    from biotok_train.config import EngineConfig
+    from biotok_train.ablate.config import EngineConfig
 
     monkeypatch.setitem(sys.modules, "ray", None)  # not installed: importing it fails
     with pytest.raises(ConfigError, match=r"pip install 'biotok\[ray\]'"):
@@ -104,7 +104,7 @@ def test_gpus_per_job_on_a_machine_without_a_gpu_is_refused_before_ray_starts(tm
 
     from biotok.errors import ConfigError
     from biotok_train.ablate.engines import start_ray
-    from biotok_train.config import EngineConfig
+    from biotok_train.ablate.config import EngineConfig
 
     if torch.cuda.is_available():
         pytest.skip("this machine has a GPU")

@@ -13,7 +13,7 @@ from biotok_train.ablate import estimate as E
 from biotok_train.ablate.engines import DONE, FAILED, Outcome
 from biotok_train.ablate.jobs import Job
 from biotok_train.ablate.run import _Progress
-from biotok_train.config import AblationConfig
+from biotok_train.ablate.config import AblationConfig, Finetuning, Pretraining, Statistics
 from tests.biotok_train.ablate import toyjobs as T
 
 
@@ -29,19 +29,20 @@ def test_measured_throughput_is_the_suites_positions_over_its_wall_time(tmp_path
 
 def test_the_gpu_plan_counts_and_times_each_kind_of_job():
     cfg = AblationConfig(tokenizers=("a", "b"), corpus=("c.txt",), tasks=("e3c", "frenchmedmcqa"), sizes=("small",),
-                         budget=1000, batch_size=60, seq_len=100, pretrain_seeds=(0, 1), seeds=(0, 1, 2))
+                         pretraining=Pretraining(budget=1000, batch_size=60, seq_len=100, seeds=(0, 1)),
+                         finetuning=Finetuning(seeds=(0, 1, 2)))
     rows = E.gpu_plan(cfg, {"e3c": (300, 30, 60, 1), "frenchmedmcqa": (300, 30, 60, 5)}, 100_000)
     pre, e3c, mcq = rows
     assert [r["job"] for r in rows] == ["pretrain", "finetune e3c", "finetune frenchmedmcqa"]
     assert pre["count"] == 4 and pre["minutes"] == pytest.approx((6_000_000 / 100_000 + E.JOB_OVERHEAD_S) / 60)
     assert e3c["count"] == mcq["count"] == 2 * 2 * 3 * 2  # arms x pretraining seeds x fine-tuning seeds x (arm, floor)
-    work = 200 * (cfg.finetune.epochs * (300 + 30 / 3) + 60 / 3)  # max length capped at 2 x seq_len
+    work = 200 * (cfg.finetuning.recipe.epochs * (300 + 30 / 3) + 60 / 3)  # max length capped at 2 x seq_len
     assert e3c["minutes"] == pytest.approx((work / 100_000 + E.JOB_OVERHEAD_S) / 60)
     assert mcq["minutes"] == pytest.approx((5 * work / 100_000 + E.JOB_OVERHEAD_S) / 60)
     assert all(r["fits_a_piece"] for r in rows) and pre["total_minutes"] == pytest.approx(4 * pre["minutes"])
     slow = E.gpu_plan(cfg, {}, 10_000)[0]
     assert slow["minutes"] > E.PIECE_MINUTES and not slow["fits_a_piece"]
-    no_floor = E.gpu_plan(dataclasses.replace(cfg, floor=False), {"e3c": (300, 30, 60, 1)}, 100_000)
+    no_floor = E.gpu_plan(dataclasses.replace(cfg, statistics=Statistics(floor=False)), {"e3c": (300, 30, 60, 1)}, 100_000)
     assert no_floor[1]["count"] == 2 * 2 * 3
 
 
@@ -132,14 +133,14 @@ def test_a_kind_not_yet_measured_is_said_so_and_the_cpu_table_fills_a_tiny_pretr
 def test_a_from_scratch_budget_on_the_plateau_gets_one_warning_line(caplog, monkeypatch):
     from biotok.decide import DecideConfig
     from biotok_train.ablate import run as R
-    from biotok_train.config import EngineConfig
+    from biotok_train.ablate.config import EngineConfig
 
     monkeypatch.setattr(R, "_has_cuda", lambda: False)
     jobs = _grid_jobs()
     threshold = f"{DecideConfig().plateau_positions:,}"
     for budget, warned in ((100, True), (DecideConfig().plateau_positions // (32 * 128) + 1, False)):
-        cfg = AblationConfig(tokenizers=("tokA", "tokB"), corpus=("c.txt",), tasks=("mytask",), budget=budget,
-                             batch_size=32, seq_len=128)
+        cfg = AblationConfig(tokenizers=("tokA", "tokB"), corpus=("c.txt",), tasks=("mytask",),
+                             pretraining=Pretraining(budget=budget, batch_size=32, seq_len=128))
         caplog.clear()
         with caplog.at_level(logging.INFO, logger="biotok_train.ablate.run"):
             R._announce(cfg, E.kind_eta(cfg, jobs, set(), {}), len(jobs), EngineConfig())
@@ -174,7 +175,7 @@ def test_the_cpu_table_counts_a_fine_tune_by_its_sentences_length_not_the_padded
     cfg = _cfg()
     short, unknown = E._table(cfg, {"t": task(5)}, 1000.0, {})["finetune tiny t"], E._table(
         cfg, {"t": SimpleNamespace(split=lambda n: [SimpleNamespace()] * (100 if n == "train" else 0))}, 1000.0, {})
-    work = (short - E.JOB_OVERHEAD_S) * 1000.0 / (cfg.finetune.epochs * 100)
+    work = (short - E.JOB_OVERHEAD_S) * 1000.0 / (cfg.finetuning.recipe.epochs * 100)
     assert work == pytest.approx(E.PIECES_PER_WORD * 5 + 2)  # positions per sentence: its pieces and the two special tokens
-    padded = (unknown["finetune tiny t"] - E.JOB_OVERHEAD_S) * 1000.0 / (cfg.finetune.epochs * 100)
+    padded = (unknown["finetune tiny t"] - E.JOB_OVERHEAD_S) * 1000.0 / (cfg.finetuning.recipe.epochs * 100)
     assert padded == pytest.approx(cfg.finetune_config(0).max_length)  # no words to count: the padded worst case

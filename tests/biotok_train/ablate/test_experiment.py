@@ -10,7 +10,7 @@ import json
 import pytest
 
 from biotok_train.ablate import experiment as X
-from biotok_train.config import AblationConfig
+from biotok_train.ablate.config import AblationConfig
 from tests._contract import tree_digest
 
 

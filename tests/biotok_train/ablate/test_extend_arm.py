@@ -10,16 +10,17 @@ import pytest
 from biotok_train.ablate import run_ablation
 from biotok_train.ablate.command import command_line
 from biotok_train.ablate.keys import Key
-from biotok_train.config import AblationConfig, FinetuneConfig
+from biotok_train.config import FinetuneConfig
+from biotok_train.ablate.config import AblationConfig, Base, Finetuning, Pretraining, Statistics
 from biotok_train.errors import ConfigError
 from tests.biotok_train.ablate.test_run import _bio_task, base_model  # noqa: F401 (a fixture)
 
 
-def _cfg(task, corpus, tok, base, **kw) -> AblationConfig:
-    return AblationConfig(tokenizers=(str(tok),), corpus=(str(corpus),), tasks=(str(task),), budget=2, batch_size=2,
-                          seq_len=32, seeds=(0,), base=str(base), arms=("continual", "extend", "transfer"),
-                          extend_add=40, finetune=FinetuneConfig(epochs=1, max_steps=2, batch_size=4), n_words=10,
-                          heldout_every=50, n_resamples=100, **kw)
+def _cfg(task, corpus, tok, base) -> AblationConfig:
+    return AblationConfig(tokenizers=(str(tok),), corpus=(str(corpus),), tasks=(str(task),),
+                          arms=("continual", "extend", "transfer"), pretraining=Pretraining(budget=2, batch_size=2, seq_len=32),
+                          finetuning=Finetuning(FinetuneConfig(epochs=1, max_steps=2, batch_size=4), seeds=(0,)),
+                          base=Base(str(base), extend_add=40), statistics=Statistics(n_words=10, heldout_every=50, n_resamples=100))
 
 
 def test_extend_arm_keeps_every_base_row_and_answers_keep_extend_replace(tmp_path, sample_corpus, tiny_unigram,
@@ -71,8 +72,8 @@ def test_extend_arm_plan_keys_and_options(tmp_path, sample_corpus, tiny_unigram)
     from biotok_train.ablate.plan import comparison_pairs, plan_legs
     from biotok_train.ablate.store import Layout
 
-    cfg = AblationConfig(tokenizers=(str(tiny_unigram),), corpus=(str(sample_corpus),), base="models/base",
-                         arms=("continual", "extend"), extend_add=500)
+    cfg = AblationConfig(tokenizers=(str(tiny_unigram),), corpus=(str(sample_corpus),), arms=("continual", "extend"),
+                         base=Base(model="models/base", extend_add=500))
     legs = plan_legs(cfg, {str(tiny_unigram): "u"})
     assert [(x.name, x.init, x.vocab, x.tokenizer) for x in legs] == [
         ("continual.base", "continual", "base", "models/base"),
@@ -80,11 +81,11 @@ def test_extend_arm_plan_keys_and_options(tmp_path, sample_corpus, tiny_unigram)
     assert comparison_pairs(legs) == [("continual.base", "extend.base+500")]
     assert str(Key.parse("extend/base+500")) == "extend/base+500" and Key.parse("extend/base+500").vocab == "base+500"
     assert "--extend-add 500" in command_line(cfg) and "--extend-add" not in command_line(
-        AblationConfig(tokenizers=("a",), corpus=("c",), base="m", arms=("continual",), extend_add=500))
+        AblationConfig(tokenizers=("a",), corpus=("c",), arms=("continual",), base=Base(model="m", extend_add=500)))
     # a recipe without the extend arm is the recipe it was before the option existed
     assert "extend_add" not in AblationConfig(tokenizers=("a",), corpus=("c",)).recipe()
     with pytest.raises(ConfigError, match="--extend-add 0"):
-        AblationConfig(tokenizers=("a",), corpus=("c",), base="m", arms=("extend",), extend_add=0)
+        AblationConfig(tokenizers=("a",), corpus=("c",), arms=("extend",), base=Base(model="m", extend_add=0))
     with pytest.raises(ConfigError, match="--base"):
         AblationConfig(tokenizers=("a",), corpus=("c",), arms=("extend",))
 

@@ -14,7 +14,7 @@ from biotok_train.ablate import run_ablation
 from biotok_train.ablate.jobs import Job
 from biotok_train.ablate.keys import KINDS, Key, content_keys, task_key
 from biotok_train.ablate.plan import leg_names, make_plan, plan_legs
-from biotok_train.config import AblationConfig
+from biotok_train.ablate.config import AblationConfig, Finetuning, Pretraining, Statistics
 from biotok_train.tasks import load
 from tests.biotok_train.ablate import toyjobs as T
 from tests.biotok_train.ablate.test_run import _fake_ablation, _bio_task
@@ -66,8 +66,8 @@ def test_an_edited_task_file_reruns_its_fine_tunes_and_a_moved_one_does_not(tmp_
                                                                             monkeypatch):
     monkeypatch.chdir(tmp_path)
     task = _bio_task(tmp_path / "task")
-    cfg = AblationConfig(tokenizers=(str(tiny_unigram),), corpus=(str(sample_corpus),), tasks=("task",), seeds=(0,),
-                         n_words=20, floor=False)
+    cfg = AblationConfig(tokenizers=(str(tiny_unigram),), corpus=(str(sample_corpus),), tasks=("task",),
+                         finetuning=Finetuning(seeds=(0,)), statistics=Statistics(n_words=20, floor=False))
     name = leg_names(cfg.tokenizers)[0]
     ran = _fake_ablation(monkeypatch, cfg, {("tiny", name): lambda i, f: True}, {}, {("tiny", name): [1, 0] * 10})
     run_ablation(cfg, tmp_path / "out", progress=False)
@@ -95,8 +95,8 @@ def test_a_need_planned_after_its_job_is_refused():
 
 
 def test_each_input_changed_in_turn_reruns_exactly_the_jobs_that_depend_on_it():
-    cfg = AblationConfig(tokenizers=("t/x", "t/y"), corpus=("c",), tasks=("e3c", "morfitt"), seeds=(0, 1),
-                         pretrain_seeds=(0,))
+    cfg = AblationConfig(tokenizers=("t/x", "t/y"), corpus=("c",), tasks=("e3c", "morfitt"),
+                         pretraining=Pretraining(seeds=(0,)), finetuning=Finetuning(seeds=(0, 1)))
     fp = {"corpus": "C", "base": None, "tok": {"x": "TX", "y": "TY"}, "task": {"e3c": "K1", "morfitt": "K2"},
           "precision": "cpu:fp32"}
     before = _content_keys(cfg, fp)
@@ -121,20 +121,21 @@ def test_each_setting_changed_reruns_exactly_the_jobs_it_enters():
 
     from biotok_train.config import FinetuneConfig
 
-    cfg = AblationConfig(tokenizers=("t/x",), corpus=("c",), tasks=("e3c",), seeds=(0,), pretrain_seeds=(0,))
+    cfg = AblationConfig(tokenizers=("t/x",), corpus=("c",), tasks=("e3c",), pretraining=Pretraining(seeds=(0,)),
+                         finetuning=Finetuning(seeds=(0,)))
     fp = {"corpus": "C", "base": None, "tok": {"x": "TX"}, "task": {"e3c": "K1"}, "precision": "cpu:fp32"}
     before = _content_keys(cfg, fp)
 
     def stale(**change) -> set[str]:
-        after = _content_keys(dataclasses.replace(cfg, **change), fp)
+        after = _content_keys(AblationConfig.from_flat(**{**cfg.flat(), **change}), fp)
         return {k for k in before if before[k] != after.get(k)}
 
     arm = {"pretrain/tiny/x/p0", "evaluate/tiny/x/p0", "finetune/tiny/x/p0/e3c/f0"}
-    assert stale(budget=cfg.budget + 1) == arm  # the pretraining and what follows it; the floor stays
-    assert stale(n_words=cfg.n_words + 1) == {"evaluate/tiny/x/p0"}
-    assert stale(finetune=FinetuneConfig(epochs=cfg.finetune.epochs + 1)) == {
+    assert stale(budget=cfg.pretraining.budget + 1) == arm  # the pretraining and what follows it; the floor stays
+    assert stale(n_words=cfg.statistics.n_words + 1) == {"evaluate/tiny/x/p0"}
+    assert stale(finetune=FinetuneConfig(epochs=cfg.finetuning.recipe.epochs + 1)) == {
         "finetune/tiny/x/p0/e3c/f0", "finetune/tiny/x/floor/p0/e3c/f0"}
-    assert stale(seq_len=cfg.seq_len * 2) == set(before)  # the prepared text itself
+    assert stale(seq_len=cfg.pretraining.seq_len * 2) == set(before)  # the prepared text itself
     # an option at the default it was added with leaves every key as it was; set, it enters the fine-tunes
     assert stale(finetune=FinetuneConfig(max_eval_examples=0)) == set()
     assert stale(finetune=FinetuneConfig(max_eval_examples=40)) == {
@@ -144,11 +145,11 @@ def test_each_setting_changed_reruns_exactly_the_jobs_it_enters():
 # --- Key: a job's identity ---------------------------------------------------------------------------
 def _toy_plan(**kw) -> list[str]:
     """Every job key of a plan built from made-up fingerprints (no file is read)."""
-    cfg = AblationConfig(corpus=("c.txt",), **kw)
+    cfg = AblationConfig.from_flat(corpus=("c.txt",), **kw)
     toks = list(cfg.tokenizers)
     legs = plan_legs(cfg, dict(zip(toks, leg_names(toks))))
     tasks = dict.fromkeys((*cfg.tasks, *cfg.curve_task_list))
-    fp = {"corpus": "c", "base": "b" if cfg.base else None, "tok": {leg.vocab: leg.vocab for leg in legs},
+    fp = {"corpus": "c", "base": "b" if cfg.base.model else None, "tok": {leg.vocab: leg.vocab for leg in legs},
           "task": {t: f"{i}" * 64 for i, t in enumerate(tasks)}, "precision": "cpu:fp32"}
     return [j.key for j in make_plan(cfg, legs, fp).jobs]
 

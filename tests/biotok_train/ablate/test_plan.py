@@ -9,7 +9,7 @@ import json
 
 from biotok_train.ablate.keys import content_keys
 from biotok_train.ablate.plan import leg_names, make_plan, plan_legs
-from biotok_train.config import AblationConfig
+from biotok_train.ablate.config import AblationConfig
 
 # Table 9 with a curve (general, continual, transfer fvt and random, scratch; 2 pretraining seeds)
 TABLE9 = dict(tokenizers=("a/x",), corpus=("c",), tasks=("e3c",), seeds=(0, 1), base="m/base", curve=(50, 100),
@@ -20,9 +20,9 @@ TABLE9_JOBS = "0f6d41e14bdbb26fc392acf884b51d4f11426348e286bdf55e9befd3f4fd64c2"
 
 
 def _plan(**kw):
-    cfg = AblationConfig(**kw)
+    cfg = AblationConfig.from_flat(**kw)
     legs = plan_legs(cfg, dict(zip(cfg.tokenizers, leg_names(cfg.tokenizers))))
-    fp = {"corpus": "C", "base": "B" if cfg.base else None, "tok": {leg.vocab: "T" + leg.vocab for leg in legs},
+    fp = {"corpus": "C", "base": "B" if cfg.base.model else None, "tok": {leg.vocab: "T" + leg.vocab for leg in legs},
           "task": {t: "K" + t for t in cfg.tasks}, "precision": "cpu:fp32"}
     g = make_plan(cfg, legs, fp)
     return g, content_keys(g.jobs)
@@ -59,4 +59,4 @@ def test_curve_tasks_none_plans_no_curve_fine_tuning():
     assert set(none) < set(first) and all(none[k] == first[k] for k in none)  # the same jobs, fewer of them
     assert {k.split("/")[5] for k in both if k.startswith("curve/")} == {"e3c", "q"}
     assert all(both[k] == first[k] for k in first)
-    assert AblationConfig(**kw, curve_tasks=("e3c",)).curve_tasks is None  # the first task is the default
+    assert AblationConfig.from_flat(**kw, curve_tasks=("e3c",)).curve.tasks is None  # the first task is the default

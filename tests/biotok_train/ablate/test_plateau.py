@@ -8,7 +8,8 @@ import json
 import pytest
 
 from biotok_train.ablate import leg_names, run_ablation
-from biotok_train.config import AblationConfig, FinetuneConfig
+from biotok_train.config import FinetuneConfig
+from biotok_train.ablate.config import AblationConfig, Curve, Finetuning, Pretraining, Statistics
 from tests.biotok_train.ablate.test_run import _bio_task, _fake_ablation
 
 
@@ -16,8 +17,9 @@ def test_report_says_which_arm_left_the_plateau_and_adds_the_probe(tmp_path, sam
                                                                    tiny_wordpiece, monkeypatch):
     task = _bio_task(tmp_path / "task", n_test=20)
     toks = (str(tiny_unigram), str(tiny_wordpiece))
-    cfg = AblationConfig(tokenizers=toks, corpus=(str(sample_corpus),), tasks=(str(task),), seeds=(0,), n_words=20,
-                         n_resamples=200, batch_size=8, seq_len=64)
+    cfg = AblationConfig(tokenizers=toks, corpus=(str(sample_corpus),), tasks=(str(task),),
+                         pretraining=Pretraining(batch_size=8, seq_len=64), finetuning=Finetuning(seeds=(0,)),
+                         statistics=Statistics(n_words=20, n_resamples=200))
     ref, cand = leg_names(toks)
     out = tmp_path / "out"
     _fake_ablation(monkeypatch, cfg, {("tiny", n): (lambda i, f: True) for n in (ref, cand)},
@@ -53,9 +55,9 @@ def test_report_says_which_arm_left_the_plateau_and_adds_the_probe(tmp_path, sam
 def test_real_arms_report_their_heldout_mask_numbers(tmp_path, sample_corpus, tiny_wordpiece, tiny_unigram):
     task = _bio_task(tmp_path / "task", n_test=8)
     cfg = AblationConfig(tokenizers=(str(tiny_wordpiece), str(tiny_unigram)), corpus=(str(sample_corpus),),
-                         tasks=(str(task),), budget=2, batch_size=2, seq_len=32, seeds=(0,),
-                         finetune=FinetuneConfig(epochs=1, max_steps=2, batch_size=4), n_words=10, heldout_every=50,
-                         n_resamples=100, floor=False)
+                         tasks=(str(task),), pretraining=Pretraining(budget=2, batch_size=2, seq_len=32),
+                         finetuning=Finetuning(seeds=(0,), recipe=FinetuneConfig(epochs=1, max_steps=2, batch_size=4)),
+                         statistics=Statistics(n_words=10, heldout_every=50, n_resamples=100, floor=False))
     report = run_ablation(cfg, tmp_path / "out", progress=False)
     for arm in report.arms:
         h = arm.heldout_mlm
@@ -80,8 +82,10 @@ def test_the_heldout_curve_without_fine_tuning_says_when_each_arm_left_the_plate
 
     task = _bio_task(tmp_path / "task", n_test=20)
     toks = (str(tiny_unigram), str(tiny_wordpiece))
-    cfg = AblationConfig(tokenizers=toks, corpus=(str(sample_corpus),), tasks=(str(task),), seeds=(0,), n_words=20,
-                         n_resamples=200, budget=30, curve=(10, 20), curve_tasks=(), floor=False)
+    cfg = AblationConfig(tokenizers=toks, corpus=(str(sample_corpus),), tasks=(str(task),),
+                         pretraining=Pretraining(budget=30), finetuning=Finetuning(seeds=(0,)),
+                         curve=Curve(steps=(10, 20), tasks=()),
+                         statistics=Statistics(n_words=20, n_resamples=200, floor=False))
     ref, cand = leg_names(toks)
     gaps = {ref: {10: 0.2, 20: -0.1, 30: -0.2}, cand: {10: 0.3, 20: 0.1, 30: 0.05}}
     ran = _fake_ablation(monkeypatch, cfg, {("tiny", n): (lambda i, f: True) for n in (ref, cand)}, {},
@@ -90,7 +94,7 @@ def test_the_heldout_curve_without_fine_tuning_says_when_each_arm_left_the_plate
 
     def evaluate(env, vocab, rel_model, needs):  # arms/tiny/ARM/p0/model or .../curve/step-K
         res = fake(env, vocab, rel_model, needs)
-        step = int(rel_model.rsplit("step-", 1)[1]) if "/curve/step-" in rel_model else cfg.budget
+        step = int(rel_model.rsplit("step-", 1)[1]) if "/curve/step-" in rel_model else cfg.pretraining.budget
         return {**res, "heldout": {"rows": _rows(gaps[rel_model.split("/")[2]][step])}}
 
     monkeypatch.setattr(jobs, "evaluate", evaluate)

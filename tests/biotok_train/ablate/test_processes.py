@@ -9,7 +9,7 @@ from biotok_train.ablate.engines import run_local, run_processes
 from biotok_train.ablate.engines import DONE, FAILED, SKIPPED
 from biotok_train.ablate.jobs import Job
 from biotok_train.ablate.keys import content_keys
-from biotok_train.config import EngineConfig
+from biotok_train.ablate.config import EngineConfig
 from tests.biotok_train.ablate import toyjobs as T
 
 POOL = EngineConfig(engine="processes", workers=2)

@@ -11,7 +11,7 @@ import pytest
 from biotok_train.ablate import engines
 from biotok_train.ablate.keys import content_keys
 from biotok_train.ablate.run import _Progress
-from biotok_train.config import EngineConfig
+from biotok_train.ablate.config import EngineConfig
 from tests.biotok_train.ablate import toyjobs as T
 
 LINE = re.compile(r"^job (\d)/5 done: ([a-e]) in [\d.]+ s; (\d) left(, ETA .+)?$")

@@ -14,7 +14,7 @@ from biotok_train.ablate.engines import run_local, run_ray
 from biotok_train.ablate.engines import DONE, FAILED, SKIPPED
 from biotok_train.ablate.jobs import Job
 from biotok_train.ablate.keys import content_keys
-from biotok_train.config import EngineConfig
+from biotok_train.ablate.config import Curve, EngineConfig, Finetuning, Pretraining, Statistics
 from tests.biotok_train.ablate import toyjobs as T
 
 ray = pytest.importorskip("ray", reason="--engine ray needs Ray (pip install 'biotok[ray]')")
@@ -102,13 +102,16 @@ def test_a_real_ablation_is_byte_identical_local_ray_and_after_a_kill(tmp_path, 
     import sys
 
     from biotok_train.ablate import run_ablation
-    from biotok_train.config import AblationConfig, FinetuneConfig
+    from biotok_train.config import FinetuneConfig
+    from biotok_train.ablate.config import AblationConfig
     from tests.biotok_train.ablate.test_run import _bio_task
 
     task = _bio_task(tmp_path / "task", n_test=8)
     cfg = AblationConfig(tokenizers=(str(tiny_wordpiece),), corpus=(str(sample_corpus),), tasks=(str(task),),
-                         budget=2, curve=(1,), batch_size=2, seq_len=32, seeds=(0, 1), n_words=10, heldout_every=50,
-                         finetune=FinetuneConfig(epochs=1, max_steps=2, batch_size=4), n_resamples=100)
+                         pretraining=Pretraining(budget=2, batch_size=2, seq_len=32),
+                         finetuning=Finetuning(seeds=(0, 1), recipe=FinetuneConfig(epochs=1, max_steps=2, batch_size=4)),
+                         curve=Curve(steps=(1,)),
+                         statistics=Statistics(n_words=10, heldout_every=50, n_resamples=100))
     out, one_thread = tmp_path / "out", EngineConfig(workers=1)
     run_ablation(cfg, out, progress=False, engine=one_thread)
     reference, plot = (out / "ablation.json").read_bytes(), (out / "heldout_curve.png").read_bytes()
@@ -156,7 +159,7 @@ import ray
 from biotok.errors import OutputWriteError
 from biotok_train.ablate.engines import run_ray
 from biotok_train.ablate.keys import content_keys
-from biotok_train.config import EngineConfig
+from biotok_train.ablate.config import EngineConfig
 from tests.biotok_train.ablate import toyjobs as T
 
 ray.init(address="local", num_cpus=2, num_gpus=1, include_dashboard=False, log_to_driver=False,

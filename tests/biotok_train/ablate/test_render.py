@@ -8,7 +8,7 @@ import pytest
 
 from biotok_train.ablate import leg_names, render, run_ablation
 from biotok_train.ablate.results import load
-from biotok_train.config import AblationConfig
+from biotok_train.ablate.config import AblationConfig, Finetuning, Statistics
 from tests.biotok_train.ablate.test_run import _bio_task, _fake_ablation
 
 RESULTS = Path(__file__).resolve().parents[3] / "docs" / "results"
@@ -19,8 +19,8 @@ def _plateau_ablation(tmp_path, sample_corpus, tiny_unigram, tiny_wordpiece, mon
     """A toy ablation where the candidate stays on the plateau and no arm beats its floor on the task."""
     task = _bio_task(tmp_path / "task")
     toks = (str(tiny_unigram), str(tiny_wordpiece))
-    cfg = AblationConfig(tokenizers=toks, corpus=(str(sample_corpus),), tasks=(str(task),), seeds=(0, 1), n_words=40,
-                         n_resamples=300)
+    cfg = AblationConfig(tokenizers=toks, corpus=(str(sample_corpus),), tasks=(str(task),),
+                         finetuning=Finetuning(seeds=(0, 1)), statistics=Statistics(n_words=40, n_resamples=300))
     ref, cand = leg_names(toks)
     skill = {("tiny", ref): lambda i, f: i % 2 == 0, ("tiny", cand): lambda i, f: i % 3 == 0}
     mlm = {("tiny", ref): [1] * 30 + [0] * 10, ("tiny", cand): [1] * 5 + [0] * 35}

@@ -127,14 +127,16 @@ def test_a_damaged_checkpoint_is_started_over_by_the_pretraining_job(tmp_path, t
     every chunk of its curve included, to the same record. Before: the job failed on every rerun
     with advice for 'mlm' ('start again without --resume (--force)')."""
     from biotok_train.ablate import run_ablation
-    from biotok_train.config import AblationConfig, FinetuneConfig
+    from biotok_train.config import FinetuneConfig
+    from biotok_train.ablate.config import AblationConfig, Curve, Finetuning, Pretraining, Statistics
     from tests.biotok_train.ablate.test_run import _bio_task
 
     task = _bio_task(tmp_path / "task", n_test=8)
     cfg = AblationConfig(tokenizers=(str(tiny_wordpiece),), corpus=(str(sample_corpus),), tasks=(str(task),),
-                         budget=25, curve=(13,), curve_tasks=(), batch_size=2, seq_len=32, seeds=(0,), n_words=10,
-                         heldout_every=50, finetune=FinetuneConfig(epochs=1, max_steps=2, batch_size=4),
-                         n_resamples=100, floor=False)
+                         pretraining=Pretraining(budget=25, batch_size=2, seq_len=32),
+                         finetuning=Finetuning(seeds=(0,), recipe=FinetuneConfig(epochs=1, max_steps=2, batch_size=4)),
+                         curve=Curve(steps=(13,), tasks=()),
+                         statistics=Statistics(n_words=10, heldout_every=50, n_resamples=100, floor=False))
     out = tmp_path / "out"
     run_ablation(cfg, out, progress=False)
     record = out / "jobs" / "pretrain" / "tiny" / "wordpiece" / "p0.json"

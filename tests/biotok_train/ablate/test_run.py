@@ -16,7 +16,8 @@ from biotok_train import stats as S
 from biotok_train.ablate import ArmResult, leg_names, run_ablation, task_dir
 from biotok_train.ablate.command import ablation_config, command_line, engine_config
 import biotok_train.cli  # noqa: F401,E402  (registers the commands: -h as well as --help, see BiotokGroup.add_command)
-from biotok_train.config import AblationConfig, EngineConfig, FinetuneConfig, OptimConfig
+from biotok_train.config import FinetuneConfig, OptimConfig
+from biotok_train.ablate.config import AblationConfig, Base, EngineConfig, Finetuning, Pretraining, Statistics
 
 ENTITIES = ["insuffisance rénale", "diabète", "hypertension artérielle", "fièvre", "anémie", "asthme"]
 
@@ -95,7 +96,7 @@ def _fake_ablation(monkeypatch, cfg: AblationConfig, skill: dict, floor_skill: d
     fakes = {"prepare": lambda env, vocab, tok, needs: ran.append(vocab) or {
                  "vocab_size": 2000, "num_tokens": 10000, "fertility": 1.5, "pieces_per_line": 40.0},
              "pretrain": lambda env, size, vocab, seed, rel, init, needs: ran.append(rel) or {
-                 "steps": cfg.budget, "final_loss": 5.0, "tokens_seen": 4096, "loss_curve": [[cfg.budget, 5.0]]},
+                 "steps": cfg.pretraining.budget, "final_loss": 5.0, "tokens_seen": 4096, "loss_curve": [[cfg.pretraining.budget, 5.0]]},
              "random_bert": lambda env, vocab, size, seed, rel, needs: ran.append(rel) or {"model": rel},
              "evaluate": evaluate, "finetune": finetune}
     for name, fn in fakes.items():
@@ -106,24 +107,6 @@ def _fake_ablation(monkeypatch, cfg: AblationConfig, skill: dict, floor_skill: d
 def test_leg_names_unique():
     assert leg_names(["/a/camemberta-base", "/b/camemberta-base/", "x/tokenizer.json", "m.model"]) == [
         "camemberta-base", "camemberta-base-2", "x", "m"]
-
-
-def test_config_checks_and_command():
-    with pytest.raises(ConfigError, match="size"):
-        AblationConfig(tokenizers=("a",), corpus=("c",), sizes=("huge",))
-    with pytest.raises(ConfigError, match="twice"):
-        AblationConfig(tokenizers=("a",), corpus=("c",), seeds=(0, 0))
-    with pytest.raises(ConfigError, match="tasks"):
-        AblationConfig(tokenizers=("a",), corpus=("c",), tasks=())
-    with pytest.raises(ConfigError, match="--curve-tasks quaero: each must be one of the --task values"):
-        AblationConfig(tokenizers=("a",), corpus=("c",), curve=(5,), curve_tasks=("quaero",))
-    cfg = AblationConfig(tokenizers=("a", "b"), corpus=("c.txt",), tasks=("e3c", "quaero"), sizes=("tiny", "small"),
-                         seeds=(0, 1), finetune=FinetuneConfig(epochs=5), floor=False)
-    assert cfg.tokens_per_arm == 200 * 32 * 128
-    cmd = command_line(cfg, "runs/ab")
-    assert cmd.startswith("biotok-train ablate --tokenizers a b --corpus c.txt --task e3c quaero --sizes tiny,small")
-    assert "--seeds 0 1" in cmd and "--ft-epochs 5" in cmd and "--no-floor" in cmd and cmd.endswith("--out runs/ab")
-    assert "tokenizers" not in cfg.recipe() and cfg.recipe()["sizes"] == ["tiny", "small"]
 
 
 @pytest.mark.parametrize("changes", [
@@ -143,7 +126,7 @@ def test_command_reads_back_as_the_same_config(changes):
 
     from biotok_train.cli.ablate import ablate_cmd
 
-    cfg = AblationConfig(tokenizers=("a", "b c"), corpus=("c.txt",), **changes)
+    cfg = AblationConfig.from_flat(tokenizers=("a", "b c"), corpus=("c.txt",), **changes)
     argv = shlex.split(command_line(cfg, "runs/ab"))
     assert argv[:2] == ["biotok-train", "ablate"]
     params = ablate_cmd.make_context("ablate", argv[2:]).params
@@ -160,7 +143,7 @@ def test_train_fraction_is_an_ablate_option_of_every_fine_tuning_run():
     params = ablate_cmd.make_context("ablate", argv).params
     params.pop("out"), params.pop("quiet"), params.pop("force"), params.pop("precision"), engine_config(params)
     cfg = ablation_config(**params)
-    assert cfg.finetune.train_fraction == 0.25 and cfg.finetune_config(3).train_fraction == 0.25
+    assert cfg.finetuning.recipe.train_fraction == 0.25 and cfg.finetune_config(3).train_fraction == 0.25
     assert "--train-fraction 0.25" in command_line(cfg)
     assert "--train-fraction" not in command_line(AblationConfig(tokenizers=("a",), corpus=("c",)))
     with pytest.raises(ConfigError, match="train-fraction"):
@@ -188,7 +171,7 @@ def test_report_from_finished_runs(tmp_path, sample_corpus, tiny_unigram, tiny_w
     task = _bio_task(tmp_path / "task")
     toks = (str(tiny_unigram), str(tiny_wordpiece))
     cfg = AblationConfig(tokenizers=toks, corpus=(str(sample_corpus),), tasks=(str(task),), sizes=("tiny", "small"),
-                         seeds=(0, 1), n_words=40, n_resamples=300)
+                         finetuning=Finetuning(seeds=(0, 1)), statistics=Statistics(n_words=40, n_resamples=300))
     ref, cand = leg_names(toks)
     out = tmp_path / "out"
     skill = {("tiny", ref): lambda i, f: i % 2 == 0, ("tiny", cand): lambda i, f: True,
@@ -224,7 +207,8 @@ def test_report_from_finished_runs(tmp_path, sample_corpus, tiny_unigram, tiny_w
     ran.clear()
     again = run_ablation(cfg, out, progress=False)  # same inputs: nothing run again, byte-identical report
     assert ran == [] and again.markdown_path.read_bytes() == first and again.json_path.read_bytes() == data_bytes
-    other = AblationConfig(tokenizers=toks, corpus=(str(sample_corpus),), tasks=(str(task),), budget=999)
+    other = AblationConfig(tokenizers=toks, corpus=(str(sample_corpus),), tasks=(str(task),),
+                           pretraining=Pretraining(budget=999))
     with pytest.raises(ConfigError, match="another recipe"):
         run_ablation(other, out, progress=False)
 
@@ -234,7 +218,8 @@ def test_cli_ablate_reuses_finished_runs(tmp_path, sample_corpus, tiny_unigram, 
 
     task = _bio_task(tmp_path / "task", n_test=20)
     toks = (str(tiny_unigram), str(tiny_wordpiece))
-    cfg = AblationConfig(tokenizers=toks, corpus=(str(sample_corpus),), tasks=(str(task),), seeds=(0,), n_words=20)
+    cfg = AblationConfig(tokenizers=toks, corpus=(str(sample_corpus),), tasks=(str(task),),
+                         finetuning=Finetuning(seeds=(0,)), statistics=Statistics(n_words=20))
     names = leg_names(toks)
     good = {("tiny", n): (lambda i, f: True) for n in names}
     _fake_ablation(monkeypatch, cfg, good, {("tiny", n): (lambda i, f: False) for n in names},
@@ -252,7 +237,8 @@ def test_cli_curve_tasks_none_fine_tunes_nothing_on_the_curve(tmp_path, sample_c
     from biotok_train.cli import main
 
     task = _bio_task(tmp_path / "task", n_test=20)
-    cfg = AblationConfig(tokenizers=(str(tiny_unigram),), corpus=(str(sample_corpus),), tasks=(str(task),), seeds=(0,))
+    cfg = AblationConfig(tokenizers=(str(tiny_unigram),), corpus=(str(sample_corpus),), tasks=(str(task),),
+                         finetuning=Finetuning(seeds=(0,)))
     name = leg_names(cfg.tokenizers)[0]
     ran = _fake_ablation(monkeypatch, cfg, {("tiny", name): lambda i, f: True}, {("tiny", name): lambda i, f: False},
                          {("tiny", name): [1, 0] * 10})
@@ -277,8 +263,9 @@ def test_only_runs_pieces_and_the_last_one_writes_the_report(tmp_path, sample_co
 
     task = _bio_task(tmp_path / "task", n_test=20)
     toks = (str(tiny_unigram), str(tiny_wordpiece))
-    cfg = AblationConfig(tokenizers=toks, corpus=(str(sample_corpus),), tasks=(str(task),), seeds=(0, 1),
-                         pretrain_seeds=(0, 1), n_words=20, n_resamples=200)
+    cfg = AblationConfig(tokenizers=toks, corpus=(str(sample_corpus),), tasks=(str(task),),
+                         pretraining=Pretraining(seeds=(0, 1)), finetuning=Finetuning(seeds=(0, 1)),
+                         statistics=Statistics(n_words=20, n_resamples=200))
     ref, cand = leg_names(toks)
     skill = {("tiny", ref): lambda i, f: i % 2 == 0, ("tiny", cand): lambda i, f: True}
     floor = {("tiny", n): (lambda i, f: False) for n in (ref, cand)}
@@ -319,7 +306,8 @@ def test_cli_only_says_the_report_waits(tmp_path, sample_corpus, tiny_unigram, m
     from biotok_train.cli import main
 
     task = _bio_task(tmp_path / "task", n_test=20)
-    cfg = AblationConfig(tokenizers=(str(tiny_unigram),), corpus=(str(sample_corpus),), tasks=(str(task),), seeds=(0,))
+    cfg = AblationConfig(tokenizers=(str(tiny_unigram),), corpus=(str(sample_corpus),), tasks=(str(task),),
+                         finetuning=Finetuning(seeds=(0,)))
     name = leg_names(cfg.tokenizers)[0]
     _fake_ablation(monkeypatch, cfg, {("tiny", name): lambda i, f: True}, {("tiny", name): lambda i, f: False},
                    {("tiny", name): [1, 0] * 10})
@@ -339,9 +327,9 @@ def test_tiny_ablation_end_to_end(tmp_path, sample_corpus, tiny_wordpiece, tiny_
     """Two tokenizers, a few pretraining steps each, floors: every arm gets a row, and a rerun reuses them."""
     task = _bio_task(tmp_path / "task", n_test=8)
     cfg = AblationConfig(tokenizers=(str(tiny_wordpiece), str(tiny_unigram)), corpus=(str(sample_corpus),),
-                         tasks=(str(task),), budget=2, batch_size=2, seq_len=32, seeds=(0, 1),
-                         finetune=FinetuneConfig(epochs=1, max_steps=2, batch_size=4), n_words=10, heldout_every=50,
-                         n_resamples=100)
+                         tasks=(str(task),), pretraining=Pretraining(budget=2, batch_size=2, seq_len=32),
+                         finetuning=Finetuning(seeds=(0, 1), recipe=FinetuneConfig(epochs=1, max_steps=2, batch_size=4)),
+                         statistics=Statistics(n_words=10, heldout_every=50, n_resamples=100))
     report = run_ablation(cfg, tmp_path / "out", progress=False)
     assert [a.name for a in report.arms] == ["wordpiece", "unigram-lower"]
     for arm in report.arms:
@@ -366,15 +354,16 @@ def test_arms_need_a_base_and_replace_sizes():
     with pytest.raises(ConfigError, match="--base"):
         AblationConfig(tokenizers=("a",), corpus=("c",), arms=("scratch", "transfer"))
     with pytest.raises(ConfigError, match="choose"):
-        AblationConfig(tokenizers=("a",), corpus=("c",), arms=("warm",), base="m")
+        AblationConfig(tokenizers=("a",), corpus=("c",), arms=("warm",), base=Base(model="m"))
     with pytest.raises(ConfigError, match="each once"):
         AblationConfig(tokenizers=("a",), corpus=("c",), arms=("scratch", "scratch"))
     with pytest.raises(ConfigError, match="--sizes does not apply"):
-        AblationConfig(tokenizers=("a",), corpus=("c",), arms=("continual",), base="m", sizes=("small",))
+        AblationConfig(tokenizers=("a",), corpus=("c",), arms=("continual",), sizes=("small",), base=Base(model="m"))
     with pytest.raises(ConfigError, match="transfer-method"):
-        AblationConfig(tokenizers=("a",), corpus=("c",), arms=("transfer",), base="m", transfer_methods=("focus",))
+        AblationConfig(tokenizers=("a",), corpus=("c",), arms=("transfer",),
+                       base=Base(model="m", transfer_methods=("focus",)))
     cfg = AblationConfig(tokenizers=("t/a", "t/b"), corpus=("c",), arms=("scratch", "continual", "transfer"),
-                         base="models/a")
+                         base=Base(model="models/a"))
     assert cfg.sizes == (BASE_SIZE,)
     legs = plan_legs(cfg, {"t/a": "a", "t/b": "b"})
     # the reference first; the base's vocabulary is renamed when a candidate has its name
@@ -407,9 +396,11 @@ def test_table9_arms_from_a_base_end_to_end(tmp_path, sample_corpus, tiny_unigra
 
     task = _bio_task(tmp_path / "task", n_test=8)
     cfg = AblationConfig(tokenizers=(str(tiny_unigram),), corpus=(str(sample_corpus),), tasks=(str(task),),
-                         budget=2, batch_size=2, seq_len=32, seeds=(0,), arms=("scratch", "continual", "transfer"),
-                         base=str(base_model), finetune=FinetuneConfig(epochs=1, max_steps=2, batch_size=4),
-                         n_words=10, heldout_every=50, n_resamples=100)
+                         arms=("scratch", "continual", "transfer"),
+                         pretraining=Pretraining(budget=2, batch_size=2, seq_len=32),
+                         finetuning=Finetuning(seeds=(0,), recipe=FinetuneConfig(epochs=1, max_steps=2, batch_size=4)),
+                         base=Base(model=str(base_model)),
+                         statistics=Statistics(n_words=10, heldout_every=50, n_resamples=100))
     out = tmp_path / "out"
     report = run_ablation(cfg, out, progress=False)
     assert [(a.name, a.init, a.vocabulary) for a in report.arms] == [
@@ -457,11 +448,12 @@ def test_cli_ablate_base_errors(tmp_path, sample_corpus, tiny_unigram):
 def test_a_recipe_saved_before_an_option_existed_still_resumes():
     from biotok_train.ablate import same_recipe
 
-    new = AblationConfig(tokenizers=("a",), corpus=("c",), budget=50).recipe()
+    new = AblationConfig(tokenizers=("a",), corpus=("c",), pretraining=Pretraining(budget=50)).recipe()
     old = {k: v for k, v in new.items() if k not in ("arms", "base", "transfer_methods", "curve", "curve_tasks")}
     assert same_recipe(old, new) and same_recipe(new, new)
     assert not same_recipe({**old, "budget": 60}, new)
-    based = AblationConfig(tokenizers=("a",), corpus=("c",), budget=50, arms=("continual",), base="m").recipe()
+    based = AblationConfig(tokenizers=("a",), corpus=("c",), arms=("continual",), pretraining=Pretraining(budget=50),
+                           base=Base(model="m")).recipe()
     assert not same_recipe(old, based)  # a new option away from its default is another recipe
     assert not same_recipe({**new, "gone": 1}, new)
 
@@ -493,7 +485,8 @@ def test_every_pair_trivial_baselines_and_no_signal(tmp_path, sample_corpus, tin
     shutil.copytree(tiny_unigram, third)
     toks = (str(tiny_unigram), str(tiny_wordpiece), str(third))
     cfg = AblationConfig(tokenizers=toks, corpus=(str(sample_corpus),), tasks=(str(task),), sizes=("tiny", "small"),
-                         seeds=(0, 1), n_words=40, n_resamples=300, floor=False, pairs="all")
+                         finetuning=Finetuning(seeds=(0, 1)),
+                         statistics=Statistics(n_words=40, n_resamples=300, floor=False, pairs="all"))
     a, b, c = leg_names(toks)
     never, some = (lambda i, f: False), (lambda i, f: i % 2 == 0)
     skill = {("tiny", a): never, ("tiny", b): never, ("tiny", c): never,  # tiny: every arm tags nothing
@@ -521,11 +514,11 @@ def test_every_pair_trivial_baselines_and_no_signal(tmp_path, sample_corpus, tin
     assert data["pairs"] == "all" and data["no_signal"] == report.no_signal and len(data["per_pretrain_seed"]) == 6
     # the reference pairs only, on the same folder: no job runs again, the shared comparisons are the same numbers
     ran.clear()
-    ref_only = run_ablation(dataclasses.replace(cfg, pairs="reference"), tmp_path / "out", progress=False)
+    ref_only = run_ablation(dataclasses.replace(cfg, statistics=dataclasses.replace(cfg.statistics, pairs="reference")), tmp_path / "out", progress=False)
     assert ran == []
     assert {(x["reference_arm"], x["candidate_arm"]) for x in ref_only.comparisons} == {(a, b), (a, c)}
     same = [x for x in report.comparisons if x["reference_arm"] == a]
     assert sorted(ref_only.comparisons, key=str) == sorted(same, key=str)
     assert "## Every pair" not in ref_only.markdown
     with pytest.raises(ConfigError, match="--pairs 'some'"):
-        AblationConfig(tokenizers=("x",), corpus=("c",), pairs="some")
+        AblationConfig(tokenizers=("x",), corpus=("c",), statistics=Statistics(pairs="some"))

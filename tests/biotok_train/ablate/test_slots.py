@@ -13,7 +13,7 @@ from biotok_train.ablate import slots as S
 from biotok_train.ablate.engines import run_processes
 from biotok_train.ablate.jobs import Job
 from biotok_train.ablate.keys import content_keys
-from biotok_train.config import EngineConfig
+from biotok_train.ablate.config import Curve, EngineConfig, Finetuning, Pretraining
 
 from . import toyjobs as T
 
@@ -124,10 +124,11 @@ def test_the_units_of_an_ablation_grid():
     """On the grid ``ablate`` plans (2 vocabularies from scratch, 2 tasks, 2 x 2 seeds, a curve): each
     pretraining with its evaluations (final and the curve's) and fine-tunes (final and the curve's)."""
     from biotok_train.ablate.plan import leg_names, make_plan, plan_legs
-    from biotok_train.config import AblationConfig
+    from biotok_train.ablate.config import AblationConfig
 
-    cfg = AblationConfig(tokenizers=("t/a", "t/b"), corpus=("c",), tasks=("e3c", "morfitt"), pretrain_seeds=(0, 1),
-                         seeds=(0, 1), budget=100, curve=(50,))
+    cfg = AblationConfig(tokenizers=("t/a", "t/b"), corpus=("c",), tasks=("e3c", "morfitt"),
+                         pretraining=Pretraining(seeds=(0, 1), budget=100), finetuning=Finetuning(seeds=(0, 1)),
+                         curve=Curve(steps=(50,)))
     legs = plan_legs(cfg, dict(zip(cfg.tokenizers, leg_names(cfg.tokenizers))))
     fp = {"corpus": "C", "base": None, "tok": {leg.vocab: "T" for leg in legs}, "task": {t: "K" for t in cfg.tasks},
           "precision": "cpu:fp32"}

@@ -21,7 +21,7 @@ from biotok.errors import OutputWriteError
 from biotok_train.ablate.engines import run_local, run_processes
 from biotok_train.ablate.jobs import Job
 from biotok_train.ablate.keys import content_keys
-from biotok_train.config import EngineConfig
+from biotok_train.ablate.config import EngineConfig
 from tests.biotok_train.ablate import toyjobs as T
 
 REPO = Path(__file__).resolve().parents[3]
@@ -78,7 +78,7 @@ from biotok.errors import Terminated
 from biotok_train.ablate.engines import run
 from biotok_train.ablate.jobs import Job
 from biotok_train.ablate.keys import content_keys
-from biotok_train.config import EngineConfig
+from biotok_train.ablate.config import EngineConfig
 from tests.biotok_train.ablate import toyjobs as T
 
 def on_term(signum, frame):

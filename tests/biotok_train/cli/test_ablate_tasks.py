@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from biotok_train.ablate.command import ablate_options, ablation_config, command_line
 from biotok_train.cli import main
-from biotok_train.config import AblationConfig
+from biotok_train.ablate.config import AblationConfig, Finetuning, Statistics
 from tests.biotok_train.ablate.test_run import _bio_task, _fake_ablation, leg_names
 
 
@@ -21,7 +21,8 @@ from tests.biotok_train.ablate.test_run import _bio_task, _fake_ablation, leg_na
 def setup(tmp_path, sample_corpus, tiny_unigram, tiny_wordpiece, monkeypatch):
     task = _bio_task(tmp_path / "task", n_test=10)
     toks = (str(tiny_unigram), str(tiny_wordpiece))
-    cfg = AblationConfig(tokenizers=toks, corpus=(str(sample_corpus),), tasks=(str(task),), seeds=(0,), n_words=10)
+    cfg = AblationConfig(tokenizers=toks, corpus=(str(sample_corpus),), tasks=(str(task),),
+                         finetuning=Finetuning(seeds=(0,)), statistics=Statistics(n_words=10))
     names = leg_names(toks)
     ran = _fake_ablation(monkeypatch, cfg, {("tiny", n): (lambda i, f: i % 2 == 0) for n in names},
                          {("tiny", n): (lambda i, f: False) for n in names}, {("tiny", n): [1, 0] * 5 for n in names})

@@ -426,13 +426,14 @@ def test_fill_mask_text_longer_than_the_models_positions(model):
 
 def test_train_configs_refuse_numbers_no_library_takes():
     from biotok.errors import ConfigError
-    from biotok_train.config import (AblationConfig, FinetuneConfig, OptimConfig, PrepareConfig, PretrainConfig,
-                                     ProbeConfig, TransferConfig)
+    from biotok_train.ablate.config import AblationConfig, Pretraining
+    from biotok_train.config import (FinetuneConfig, OptimConfig, PrepareConfig, PretrainConfig, ProbeConfig,
+                                     TransferConfig)
 
     for make in (lambda: OptimConfig(lr=float("inf")), lambda: PretrainConfig(seed=-1),
                  lambda: FinetuneConfig(seed=2**32), lambda: TransferConfig(seed=2**64),
                  lambda: ProbeConfig(seeds=(0, 2**33)), lambda: PrepareConfig(seed=-5),
-                 lambda: AblationConfig(tokenizers=("a",), corpus=("c",), pretrain_seeds=(-1,)),
+                 lambda: AblationConfig(tokenizers=("a",), corpus=("c",), pretraining=Pretraining(seeds=(-1,))),
                  lambda: PretrainConfig(peak_tflops=float("nan"))):
         with pytest.raises(ConfigError):
             make()

@@ -32,7 +32,7 @@ def run(*args):
 def setup(tmp_path, sample_lines, tiny_wordpiece, tiny_unigram, monkeypatch):
     """Inputs of our own (so that a case may change them): two tokenizers, a 60-line corpus, a
     task; the fakes installed; returns (args of the command, its parts, the list of jobs run)."""
-    from biotok_train.config import AblationConfig
+    from biotok_train.ablate.config import AblationConfig, Finetuning, Statistics
 
     toks = [tmp_path / "toks" / "a" / "wordpiece", tmp_path / "toks" / "b" / "unigram"]
     for src, dst in zip((tiny_wordpiece, tiny_unigram), toks):
@@ -40,8 +40,9 @@ def setup(tmp_path, sample_lines, tiny_wordpiece, tiny_unigram, monkeypatch):
     corpus = tmp_path / "corpus.txt"
     corpus.write_text("\n".join(sample_lines[:60]) + "\n", encoding="utf-8")
     task = _bio_task(tmp_path / "task", n_test=10)
-    cfg = AblationConfig(tokenizers=tuple(map(str, toks)), corpus=(str(corpus),), tasks=(str(task),), seeds=(0,),
-                         n_words=10, n_resamples=100, heldout_every=10)
+    cfg = AblationConfig(tokenizers=tuple(map(str, toks)), corpus=(str(corpus),), tasks=(str(task),),
+                         finetuning=Finetuning(seeds=(0,)),
+                         statistics=Statistics(n_words=10, n_resamples=100, heldout_every=10))
     names = leg_names(cfg.tokenizers)
     ran = _fake_ablation(monkeypatch, cfg, {("tiny", n): (lambda i, f: i % 2 == 0) for n in names},
                          {("tiny", n): (lambda i, f: False) for n in names}, {("tiny", n): [1, 0] * 5 for n in names})

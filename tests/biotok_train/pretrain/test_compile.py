@@ -11,7 +11,8 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from benchmarks.speed.gpu_suite.config import TOLERANCES  # noqa: E402
-from biotok_train.config import AblationConfig, OptimConfig, PrepareConfig, PretrainConfig  # noqa: E402
+from biotok_train.config import OptimConfig, PrepareConfig, PretrainConfig  # noqa: E402
+from biotok_train.ablate.config import AblationConfig
 from biotok_train.errors import CompileError  # noqa: E402
 from biotok_train.pretrain import compiled  # noqa: E402
 from biotok_train.pretrain.loop import pretrain  # noqa: E402

@@ -25,7 +25,7 @@ def test_a_pool_engine_in_a_script_without_the_main_guard(tmp_path, engine):
         from pathlib import Path
         from biotok_train.ablate.engines import run_processes, run_ray
         from biotok_train.ablate.keys import content_keys
-        from biotok_train.config import EngineConfig
+        from biotok_train.ablate.config import EngineConfig
         from tests.biotok_train.ablate import toyjobs as T
 
         with open({str(tmp_path / "top-level.log")!r}, "a") as f:  # each run of this top level
