@@ -23,13 +23,19 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import Any, Protocol, Sequence
 
 from biotok.io import sha256_files
 from biotok_train.ablate.config import AblationConfig
 
-if TYPE_CHECKING:
-    from biotok_train.ablate.jobs import Job
+
+
+class Keyed(Protocol):
+    """What a content key reads of a job (:class:`~biotok_train.ablate.jobs.Job`; no import of jobs: it imports keys)."""
+
+    key: str
+    needs: Sequence[str]
+    inputs: Any
 
 # the kinds of job, in the order a plan first makes them
 KINDS = ("extend", "prepare", "transfer", "init", "floor-model", "pretrain", "evaluate", "finetune", "curve", "probe")
@@ -42,7 +48,7 @@ def digest(*parts: Any) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def content_keys(jobs: Sequence[Job]) -> dict[str, str]:
+def content_keys(jobs: Sequence[Keyed]) -> dict[str, str]:
     """Each job's content key: its key, its own inputs, and its needs' content keys (in plan order)."""
     keys: dict[str, str] = {}
     for job in jobs:
