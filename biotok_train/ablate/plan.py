@@ -1,5 +1,5 @@
 """The plan of an ablation: its arms (legs), the pairs its report compares, and every job in plan
-order (:func:`make_plan`, from its :class:`~biotok_train.config.AblationConfig`, its arms and the
+order (:func:`make_plan`, from its :class:`~biotok_train.ablate.config.AblationConfig`, its arms and the
 fingerprints of its inputs; each job a :class:`~biotok_train.ablate.jobs.Job`).
 
 Per vocabulary: ``prepare/V`` (its pretraining text and held-out lines prepared; an extended one
