@@ -300,7 +300,7 @@ def _finetune_fits(task: str, model: str, seed: int, rel_run: str, task_key: str
     return task in TASKS
 
 
-finetune.fits = _finetune_fits  # type: ignore[attr-defined]  (graph.pending checks a record with it)
+finetune.fits = _finetune_fits  # type: ignore[attr-defined]  (engines.pending checks a record with it)
 
 
 def probe(env: Env, vocabs: dict, needs: dict) -> dict:
