@@ -140,9 +140,13 @@ def ablation_unigram_l(cfg, out: Path, tok: Path) -> tuple[Path, Path]:
     return train, held
 
 
-def general_model(out: Path, text: Path, data_dir: Path, pcfg) -> Path:
+WMT_FR_TEXT = "wmt_biomed_fr.txt"  # in CACHE: the French WMT-biomed abstracts, the general text of every general model
+
+
+def general_model(out: Path, data_dir: Path, pcfg) -> Path:
     """A general BERT (``pcfg``, a PretrainConfig) pretrained in ``out`` on the French WMT biomedical abstracts
-    (written to ``text`` once) with CamemBERTa's vocabulary, prepared in ``data_dir``: kept when it has its steps."""
+    (written once to CACHE/WMT_FR_TEXT, whichever recipe asks first) with CamemBERTa's vocabulary, prepared in
+    ``data_dir``: kept when it has its steps."""
     from benchmarks.corpora import CAMEMBERTA, wmt_french_file
     from biotok_train.config import PrepareConfig
     from biotok_train.pretrain.loop import pretrain
@@ -152,7 +156,7 @@ def general_model(out: Path, text: Path, data_dir: Path, pcfg) -> Path:
     if meta.is_file() and json.loads(meta.read_text(encoding="utf-8"))["step"] == pcfg.steps:
         return out
     data = open_prepared(data_dir) if (data_dir / "meta.json").is_file() else prepare(
-        [str(wmt_french_file(text))], str(CAMEMBERTA), PrepareConfig(seq_len=128), data_dir, force=True, progress=False)
+        [str(wmt_french_file(CACHE / WMT_FR_TEXT))], str(CAMEMBERTA), PrepareConfig(seq_len=128), data_dir, force=True, progress=False)
     pretrain(data.path, pcfg, out, resume=(out / "checkpoint").exists(), progress=False)
     return out
 

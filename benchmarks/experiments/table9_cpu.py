@@ -18,7 +18,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import benchmarks._common as C
-from benchmarks._common import CACHE, published_ablation_main
+from benchmarks._common import published_ablation_main
 from benchmarks.corpora import CORPORA, PAMJ
 
 
@@ -39,8 +39,7 @@ def general_model(work: Path, quick: bool) -> Path:
     """BERT-tiny pretrained on general-ish French biomedical abstracts with CamemBERTa's vocabulary."""
     from biotok_train.config import OptimConfig, PretrainConfig
 
-    text = CACHE / "transfer_cpu" / "general_fr.txt"  # the transfer run's general text
-    return C.general_model(work / "general", text, work / "data-general", PretrainConfig(
+    return C.general_model(work / "general", work / "data-general", PretrainConfig(
         size="tiny", steps=10 if quick else 3000, batch_size=8, seed=0, optim=OptimConfig(lr=2e-3)))
 
 

@@ -53,7 +53,7 @@ def intro(report, out: Path, vocab: str) -> list[str]:
 
 def cpu_side(work: Path, dest: Path, command: str, a) -> None:
     """The general model, the ablation's corpus split, and the vocabulary trained on its pretraining part only."""
-    C.general_model(work / "general", WORK / "general_fr.txt", WORK / "data-general-128", PretrainConfig(
+    C.general_model(work / "general", WORK / "data-general-128", PretrainConfig(
         size="tiny", steps=4 if a.dry_run else 800, batch_size=32, seed=0, device="cpu", log_every=25,
         optim=OptimConfig(lr=1e-3, warmup=0.06)))  # the general model: on WMT-biomed French, CamemBERTa's vocabulary
     train, _, _ = split_corpus(config(work, ("e3c",) if a.dry_run else None), work / "ablation")
