@@ -253,35 +253,38 @@ def _init_ray(ray, engine: EngineConfig) -> None:
 
 def run_ray(jobs: Sequence[Job], keys: Mapping[str, str], env: Any, engine: EngineConfig,
             on_done: OnDone = None) -> dict[str, Outcome]:
-    """Ray Core tasks, one per job not done: a need is passed as its task's ObjectRef (Ray starts a
-    job once its needs are finished); each task takes one CPU and, for jobs that ask, ``gpus_per_job``
-    GPUs. Results are collected with ``ray.wait`` as they finish, so a failure is said at once."""
+    """Ray Core tasks, one per job not done, each submitted once its needs are settled (their
+    outcomes passed as values, as the process engine does: no task waits on another inside Ray, so
+    a stop cancels only tasks queued or running); each takes one CPU and, for jobs that ask,
+    ``gpus_per_job`` GPUs. Results are collected with ``ray.wait`` as they finish, so a failure is
+    said at once."""
     ray = start_ray(engine)
     have = ray.cluster_resources().get("GPU", 0)
     if engine.gpus_per_job > have:
         raise ConfigError(f"--gpus-per-job {engine.gpus_per_job:g}: the Ray cluster has {have:g} GPU(s)")
     task = ray.remote(_remote_execute)
     outcomes: dict[str, Any] = dict(pending(env.out, jobs, keys))
-    refs = {}
-    for job in jobs:
-        if job.key in outcomes:
-            continue
-        options = {"num_cpus": 1, "max_retries": 0}
-        if share := gpu_share(job, engine.gpus_per_job, engine.pretrain_gpus):  # only on a machine with GPUs
-            options["num_gpus"] = share
-        upstream = [refs.get(n, outcomes.get(n)) for n in job.needs]
-        refs[job.key] = task.options(name=job.key, **options).remote(1, env, job, keys[job.key], *upstream)
-    by_ref = {ref: key for key, ref in refs.items()}
-    left = list(refs.values())
+    waiting, by_ref = [job for job in jobs if job.key not in outcomes], {}
+
+    def submit() -> None:  # every waiting job whose needs are settled, in plan order
+        for job in [j for j in waiting if all(n in outcomes for n in j.needs)]:
+            waiting.remove(job)
+            options = {"num_cpus": 1, "max_retries": 0}
+            if share := gpu_share(job, engine.gpus_per_job, engine.pretrain_gpus):  # only on a machine with GPUs
+                options["num_gpus"] = share
+            upstream = [outcomes[n] for n in job.needs]
+            by_ref[task.options(name=job.key, **options).remote(1, env, job, keys[job.key], *upstream)] = job.key
+
     heard = _HeardSigterm()
     try:
         with heard:
-            _wait_ray(ray, left, by_ref, outcomes, on_done)
-    except BaseException as e:  # SIGTERM, Ctrl-C or a full disk: the tasks still running or waiting stop too
-        # Dependents before their needs (``left`` is in plan order): a need cancelled first hands its
-        # dependent to a worker as Ray fails it, and that task's reply then aborts this driver (Ray 2.60's
-        # "Tried to complete task that was not pending" check).
-        for ref in reversed(left):
+            submit()
+            _wait_ray(ray, by_ref, outcomes, on_done, submit)
+    except BaseException as e:  # SIGTERM, Ctrl-C or a full disk: the tasks still running or queued stop too
+        # None waits on another inside Ray: cancelling a need that Ray resolves for a dependent hands the
+        # dependent to a worker whose reply then aborts this driver (Ray 2.60's "Tried to complete task that
+        # was not pending" check), which cancelling dependents first did not always avoid.
+        for ref in reversed(list(by_ref)):
             try:
                 ray.cancel(ref, force=True)
             except Exception:  # noqa: BLE001  (already finished)
@@ -292,20 +295,21 @@ def run_ray(jobs: Sequence[Job], keys: Mapping[str, str], env: Any, engine: Engi
     return {job.key: _settled(job, outcomes) for job in jobs}
 
 
-def _wait_ray(ray, left: list, by_ref: dict, outcomes: dict, on_done: OnDone) -> None:
-    """Collect the tasks' outcomes as they finish (``left`` shrinks as they do)."""
-    while left:
-        ready, rest = ray.wait(left, num_returns=1, timeout=1.0)  # a second at most: signals are heard
-        left[:] = rest
+def _wait_ray(ray, by_ref: dict, outcomes: dict, on_done: OnDone, submit: Callable[[], None]) -> None:
+    """Collect the tasks' outcomes as they finish (``by_ref`` shrinks as they do), submitting the jobs
+    each one settles the last need of."""
+    while by_ref:
+        ready, _ = ray.wait(list(by_ref), num_returns=1, timeout=1.0)  # a second at most: signals are heard
         if not ready:
             continue
-        key = by_ref[ready[0]]
+        key = by_ref.pop(ready[0])
         try:
             outcomes[key] = ray.get(ready[0])
         except Exception as e:  # noqa: BLE001  (a worker died, or Ray failed the task)
             outcomes[key] = _lost(key, e)
             log.error("job %s failed: %s", key, outcomes[key].message)
         _say(outcomes[key], on_done)
+        submit()
 
 
 class _HeardSigterm:

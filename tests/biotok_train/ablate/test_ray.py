@@ -1,5 +1,5 @@
 """--engine ray: the same graph as Ray tasks on one local instance (2 CPUs, 1 logical GPU, shared
-by this module): needs passed as ObjectRefs, failures per job, a killed worker then a rerun, GPU
+by this module): each job submitted once its needs are settled, failures per job, a killed worker then a rerun, GPU
 fractions, and the same ablation.json as the local engine."""
 
 from __future__ import annotations
@@ -179,9 +179,11 @@ print("stopped", n, "times")
 def test_stopping_never_aborts_the_driver_in_rays_cancel_race(tmp_path):
     """CI lost a run to Ray aborting the driver (a failed RAY_CHECK "Tried to complete task that was
     not pending": exit 1, no traceback) when a stop cancelled a job's need before the job: failing
-    the need handed the job to a worker, whose reply then found it cancelled. A stop cancels
-    dependents first. Here 200 full-disk stops, in a driver of its own (the old order aborted within
-    200 stops in 3 of 5 runs; the race is timing, so this can pass by luck, never fail wrongly)."""
+    the need handed the job to a worker, whose reply then found it cancelled. Cancelling dependents
+    first still lost one run in a few under load; now no task waits on another inside Ray (a job is
+    submitted once its needs are settled). Here 200 full-disk stops, in a driver of its own (the
+    first order aborted within 200 stops in 3 of 5 runs; the race is timing, so this can pass by
+    luck, never fail wrongly)."""
     import subprocess
     import sys
     from pathlib import Path
